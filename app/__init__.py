@@ -1,0 +1,1 @@
+"""uartlab.app — the application: CLI, benchmarks and (later) rig, recorder, replay and GUI."""

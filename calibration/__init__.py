@@ -1,0 +1,1 @@
+"""uartlab.calibration — sensor calibration and parameter identification (later issues)."""

@@ -1,0 +1,1 @@
+"""uartlab.drivers — device interfaces, real backends and their simulated twins (later issues)."""

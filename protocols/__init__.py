@@ -1,0 +1,1 @@
+"""uartlab.protocols — experiment protocols as data and the runner (later issues)."""

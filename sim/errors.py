@@ -1,0 +1,18 @@
+"""Errors raised by the model package, each naming what is wrong and where."""
+
+from __future__ import annotations
+
+
+class ParameterError(ValueError):
+    """A model parameter is missing, malformed or physically impossible.
+
+    The message names the file (and line, when known) and the dotted key, e.g.
+    ``params.toml:42: tendons.input_stiffness_N_per_mm: must be > 0, got -0.3``.
+    """
+
+    def __init__(self, key: str, reason: str, source: str | None = None, line: int | None = None):
+        self.key, self.reason, self.source, self.line = key, reason, source, line
+        where = ""
+        if source:
+            where = f"{source}:{line}: " if line else f"{source}: "
+        super().__init__(f"{where}{key}: {reason}")

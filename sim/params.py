@@ -1,0 +1,395 @@
+"""FingerParams: every number the finger model needs, in SI, loaded from and saved to TOML.
+
+The TOML files carry units in their key names (``a_mm``, ``em_stiffness_N_per_mm``) and are converted
+here, once; everything downstream is SI (m, kg, s, N, N·m, rad). The shipped defaults
+(``data/uart.toml``) give every value its provenance in a comment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomli_w
+
+from .errors import ParameterError
+from .names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
+from .toml_lines import line_of_key
+
+SCHEMA = "uartlab.finger-params/1"
+MM = 1e-3
+N_PER_MM = 1e3
+N_COEFFS = 3  # moment arms are quadratic polynomials in the joint angle
+
+
+@dataclass(frozen=True)
+class ContactParams:
+    """Fingertip contact law, eqs. 19-23 (``a`` gives N for |dZ| in mm, as the paper fits it)."""
+
+    a_N: float
+    b: float
+    Kx_N_per_m: float
+    Ky_N_per_m: float
+    mu_x: float
+    mu_y: float
+    pad_radius_m: float
+
+
+@dataclass(frozen=True)
+class FingerParams:
+    """All model parameters, SI. Arrays are indexed in the orders of :mod:`uartlab.sim.names`."""
+
+    a_m: np.ndarray                    # (4,) D-H link lengths
+    d_m: np.ndarray                    # (4,) D-H offsets
+    alpha_rad: np.ndarray              # (4,) D-H twists
+    theta_offset_rad: np.ndarray       # (4,) D-H angle offsets
+    dh_sign: np.ndarray                # (4,) anatomical angle = sign * (D-H angle - offset)
+    world_from_base: np.ndarray        # (3, 3) rotation of the D-H base frame in the world frame
+    gravity_m_per_s2: np.ndarray       # (3,) in the world frame
+    joint_stiffness_Nm_per_rad: np.ndarray  # (4,) K_j
+    joint_damping_Nms_per_rad: np.ndarray   # (4,) b_j
+    rom_rad: np.ndarray                # (4, 2) [min, max]
+    input_stiffness_N_per_m: np.ndarray     # (6,) k_T of the input tendons (the SEA springs)
+    em_stiffness_N_per_m: np.ndarray        # (11,) k_T of the EM segments
+    em_mass_kg: np.ndarray             # (6,) EM junction masses
+    coulomb_coefficient_m: float       # mu_c of eq. 15
+    contact: ContactParams
+    interaction_point_m: np.ndarray    # (3,) pad centre in the distal D-H frame
+    bone_mass_kg: np.ndarray           # (3,) proximal, middle, distal
+    bone_com_m: np.ndarray             # (3, 3) COM from the bone's proximal joint, bone axes
+    bone_inertia_kgm2: np.ndarray      # (3, 3) principal inertia about the COM [axial, transverse, transverse]
+    moment_arm_coeffs: np.ndarray      # (9 groups, 4 joints, 3) polynomial coefficients, m / m/rad / m/rad^2
+    moment_arm_cos_fe: np.ndarray      # (9, 4) bool: multiply by cos(theta_MCP_FE)
+    stick_time_s: float = 0.004
+    source: str = field(default="<defaults>", compare=False)
+
+    # ---------------------------------------------------------------- construction
+    @classmethod
+    def uart(cls) -> FingerParams:
+        """The UART finger: paper Tables 2-3 plus the documented defaults of ``data/uart.toml``."""
+        text = resources.files("uartlab.sim").joinpath("data/uart.toml").read_text()
+        return cls.from_toml_text(text, source="uart.toml")
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> FingerParams:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ParameterError("<file>", f"cannot read: {exc.strerror}", source=str(path)) from None
+        return cls.from_toml_text(text, source=str(path))
+
+    @classmethod
+    def from_toml_text(cls, text: str, source: str = "<text>") -> FingerParams:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ParameterError("<toml>", f"not valid TOML ({exc})", source=source) from None
+        return _Reader(doc, text, source).build()
+
+    def to_toml(self, path: str | Path | None = None) -> str:
+        """Serialise with unit-suffixed keys; write to ``path`` if given. Round-trips exactly."""
+        text = tomli_w.dumps(_to_doc(self))
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def replace(self, **changes: Any) -> FingerParams:
+        """A copy with some fields changed (dataclasses.replace, validated again)."""
+        new = dataclasses.replace(self, **changes)
+        return FingerParams.from_toml_text(new.to_toml(), source=self.source)
+
+    def perturbed(self, fraction: float, seed: int) -> FingerParams:
+        """A seeded random variation: every stiffness, mass, friction, contact and moment-arm value
+        scaled by an independent factor uniform in [1 - fraction, 1 + fraction]."""
+        rng = np.random.default_rng(seed)
+
+        def scale(x):
+            x = np.asarray(x, dtype=float)
+            return x * rng.uniform(1 - fraction, 1 + fraction, size=x.shape)
+
+        c = self.contact
+        return self.replace(
+            input_stiffness_N_per_m=scale(self.input_stiffness_N_per_m),
+            em_stiffness_N_per_m=scale(self.em_stiffness_N_per_m),
+            joint_damping_Nms_per_rad=scale(self.joint_damping_Nms_per_rad),
+            coulomb_coefficient_m=float(scale(self.coulomb_coefficient_m)),
+            bone_mass_kg=scale(self.bone_mass_kg),
+            moment_arm_coeffs=scale(self.moment_arm_coeffs),
+            contact=ContactParams(
+                a_N=float(scale(c.a_N)), b=c.b, Kx_N_per_m=float(scale(c.Kx_N_per_m)),
+                Ky_N_per_m=float(scale(c.Ky_N_per_m)), mu_x=float(scale(c.mu_x)),
+                mu_y=float(scale(c.mu_y)), pad_radius_m=c.pad_radius_m,
+            ),
+        )
+
+    # ---------------------------------------------------------------- queries
+    def moment_arm(self, group: str, joint: str, theta: np.ndarray) -> float:
+        """Moment arm (m) of a tendon or EM group about a joint at anatomical angles ``theta`` (rad)."""
+        g, j = MOMENT_ARM_GROUPS.index(group), JOINTS.index(joint)
+        c = self.moment_arm_coeffs[g, j]
+        x = theta[j]
+        r = c[0] + c[1] * x + c[2] * x * x
+        if self.moment_arm_cos_fe[g, j]:
+            r *= np.cos(theta[1])
+        return float(r)
+
+
+# -------------------------------------------------------------------- TOML reading
+class _Reader:
+    """Walks a parsed TOML document, converting units and refusing bad values with file:line: key."""
+
+    def __init__(self, doc: dict, text: str, source: str):
+        self.doc, self.text, self.source = doc, text, source
+
+    def fail(self, key: str, reason: str):
+        raise ParameterError(key, reason, source=self.source, line=line_of_key(self.text, key))
+
+    def get(self, key: str, default: Any = ...):
+        node: Any = self.doc
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is ...:
+                    self.fail(key, "missing")
+                return default
+            node = node[part]
+        return node
+
+    def number(self, key: str, lo: float | None = None, hi: float | None = None, *, strict_lo=False,
+               default: Any = ...) -> float:
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(key, f"must be a number, got {value!r}")
+        value = float(value)
+        if not np.isfinite(value):
+            self.fail(key, f"must be finite, got {value}")
+        if lo is not None and (value < lo or (strict_lo and value == lo)):
+            self.fail(key, f"must be {'>' if strict_lo else '>='} {lo:g}, got {value:g}")
+        if hi is not None and value > hi:
+            self.fail(key, f"must be <= {hi:g}, got {value:g}")
+        return value
+
+    def vector(self, key: str, n: int | None = None, default: Any = ...) -> np.ndarray:
+        value = self.get(key, default)
+        if not isinstance(value, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            self.fail(key, f"must be a list of numbers, got {value!r}")
+        if n is not None and len(value) != n:
+            self.fail(key, f"must have {n} values, got {len(value)}")
+        arr = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(arr)):
+            self.fail(key, "must be finite")
+        return arr
+
+    def check_keys(self, table: str, allowed: set[str]):
+        node = self.get(table, {})
+        if not isinstance(node, dict):
+            self.fail(table, "must be a table")
+        for k in node:
+            if k not in allowed:
+                self.fail(f"{table}.{k}", f"unknown key; expected one of {', '.join(sorted(allowed))}")
+
+    def build(self) -> FingerParams:
+        schema = self.get("schema", SCHEMA)
+        if schema != SCHEMA:
+            self.fail("schema", f"expected {SCHEMA!r}, got {schema!r}")
+        self.check_keys("", {"schema", "kinematics", "joints", "tendons", "contact", "bones",
+                             "moment_arms", "numerics"})
+        kin = "kinematics"
+        self.check_keys(kin, {"a_mm", "d_mm", "alpha_deg", "theta_offset_deg", "dh_sign",
+                              "world_from_base_rpy_deg", "gravity_m_per_s2"})
+        a = self.vector(f"{kin}.a_mm", 4) * MM
+        if np.any(a < 0):
+            self.fail(f"{kin}.a_mm", "link lengths must be >= 0")
+        sign = self.vector(f"{kin}.dh_sign", 4)
+        if not np.all(np.isin(sign, (-1.0, 1.0))):
+            self.fail(f"{kin}.dh_sign", "each sign must be +1 or -1")
+        rpy = np.radians(self.vector(f"{kin}.world_from_base_rpy_deg", 3))
+
+        stiff, damp, rom = np.zeros(4), np.zeros(4), np.zeros((4, 2))
+        self.check_keys("joints", set(JOINTS))
+        for j, name in enumerate(JOINTS):
+            key = f"joints.{name}"
+            self.check_keys(key, {"stiffness_Nmm_per_rad", "damping_Nmms_per_rad", "rom_deg"})
+            stiff[j] = self.number(f"{key}.stiffness_Nmm_per_rad", 0.0) * MM
+            damp[j] = self.number(f"{key}.damping_Nmms_per_rad", 0.0) * MM
+            lo, hi = np.radians(self.vector(f"{key}.rom_deg", 2))
+            if lo >= hi:
+                self.fail(f"{key}.rom_deg", f"ROM min must be < max, got [{np.degrees(lo):g}, "
+                                            f"{np.degrees(hi):g}] deg")
+            rom[j] = lo, hi
+
+        ten = "tendons"
+        self.check_keys(ten, {"input_stiffness_N_per_mm", "em_stiffness_N_per_mm", "em_mass_kg",
+                              "coulomb_coefficient_mm"})
+        k_in = self._per_tendon(f"{ten}.input_stiffness_N_per_mm") * N_PER_MM
+        k_em = np.full(11, self.number(f"{ten}.em_stiffness_N_per_mm", 0.0, strict_lo=True) * N_PER_MM)
+        m_em = np.full(6, self.number(f"{ten}.em_mass_kg", 0.0, strict_lo=True))
+        mu_c = self.number(f"{ten}.coulomb_coefficient_mm", 0.0) * MM
+
+        con = "contact"
+        self.check_keys(con, {"a_N", "b", "Kx_N_per_mm", "Ky_N_per_mm", "mu_x", "mu_y", "pad_radius_mm",
+                              "interaction_point_mm"})
+        contact = ContactParams(
+            a_N=self.number(f"{con}.a_N", 0.0, strict_lo=True),
+            b=self.number(f"{con}.b", 0.0, strict_lo=True),
+            Kx_N_per_m=self.number(f"{con}.Kx_N_per_mm", 0.0, strict_lo=True) * N_PER_MM,
+            Ky_N_per_m=self.number(f"{con}.Ky_N_per_mm", 0.0, strict_lo=True) * N_PER_MM,
+            mu_x=self.number(f"{con}.mu_x", 0.0),
+            mu_y=self.number(f"{con}.mu_y", 0.0),
+            pad_radius_m=self.number(f"{con}.pad_radius_mm", 0.0) * MM,
+        )
+        ip = self.vector(f"{con}.interaction_point_mm", 3) * MM
+
+        mass, com, inertia = np.zeros(3), np.zeros((3, 3)), np.zeros((3, 3))
+        self.check_keys("bones", set(BONES))
+        for i, bone in enumerate(BONES):
+            key = f"bones.{bone}"
+            self.check_keys(key, {"mass_g", "com_from_proximal_joint_mm", "inertia_kgm2"})
+            mass[i] = self.number(f"{key}.mass_g", 0.0) * 1e-3
+            com[i] = self.vector(f"{key}.com_from_proximal_joint_mm", 3) * MM
+            inertia[i] = self.vector(f"{key}.inertia_kgm2", 3)
+            if np.any(inertia[i] < 0):
+                self.fail(f"{key}.inertia_kgm2", "principal inertias must be >= 0")
+
+        coeffs, cos_fe = self._moment_arms()
+        stick = self.number("numerics.stick_time_s", 0.0, strict_lo=True, default=0.004)
+        return FingerParams(
+            a_m=a, d_m=self.vector(f"{kin}.d_mm", 4) * MM,
+            alpha_rad=np.radians(self.vector(f"{kin}.alpha_deg", 4)),
+            theta_offset_rad=np.radians(self.vector(f"{kin}.theta_offset_deg", 4)),
+            dh_sign=sign, world_from_base=_rpy_matrix(rpy),
+            gravity_m_per_s2=self.vector(f"{kin}.gravity_m_per_s2", 3),
+            joint_stiffness_Nm_per_rad=stiff, joint_damping_Nms_per_rad=damp, rom_rad=rom,
+            input_stiffness_N_per_m=k_in, em_stiffness_N_per_m=k_em, em_mass_kg=m_em,
+            coulomb_coefficient_m=mu_c, contact=contact, interaction_point_m=ip,
+            bone_mass_kg=mass, bone_com_m=com, bone_inertia_kgm2=inertia,
+            moment_arm_coeffs=coeffs, moment_arm_cos_fe=cos_fe, stick_time_s=stick, source=self.source,
+        )
+
+    def _per_tendon(self, key: str) -> np.ndarray:
+        """A scalar for all six tendons, a list of six, or a table by tendon name."""
+        value = self.get(key)
+        if isinstance(value, dict):
+            for name in value:
+                if name not in TENDONS:
+                    self.fail(f"{key}.{name}", f"unknown tendon; expected one of {', '.join(TENDONS)}")
+            out = np.array([self.number(f"{key}.{t}", 0.0, strict_lo=True) for t in TENDONS])
+        elif isinstance(value, list):
+            out = self.vector(key, 6)
+        else:
+            out = np.full(6, self.number(key))
+        if np.any(out <= 0):
+            self.fail(key, f"stiffness must be > 0, got {out.tolist()}")
+        return out
+
+    def _moment_arms(self) -> tuple[np.ndarray, np.ndarray]:
+        coeffs = np.zeros((len(MOMENT_ARM_GROUPS), 4, N_COEFFS))
+        cos_fe = np.zeros((len(MOMENT_ARM_GROUPS), 4), dtype=bool)
+        table = self.get("moment_arms")
+        if not isinstance(table, dict):
+            self.fail("moment_arms", "must be a table")
+        for group in table:
+            if group not in MOMENT_ARM_GROUPS:
+                self.fail(f"moment_arms.{group}",
+                          f"unknown tendon or EM group; expected one of {', '.join(MOMENT_ARM_GROUPS)}")
+        for g, group in enumerate(MOMENT_ARM_GROUPS):
+            crossed = GROUP_JOINTS[group]
+            allowed = {f"{j}_mm" for j in crossed} | {f"{j}_times_cos_MCP_FE" for j in crossed}
+            self.check_keys(f"moment_arms.{group}", allowed)
+            for joint in crossed:
+                j = JOINTS.index(joint)
+                key = f"moment_arms.{group}.{joint}_mm"
+                c = self.vector(key)
+                if not 1 <= len(c) <= N_COEFFS:
+                    self.fail(key, f"give 1 to {N_COEFFS} polynomial coefficients, got {len(c)}")
+                coeffs[g, j, : len(c)] = c * MM
+                flag = self.get(f"moment_arms.{group}.{joint}_times_cos_MCP_FE", False)
+                if not isinstance(flag, bool):
+                    self.fail(f"moment_arms.{group}.{joint}_times_cos_MCP_FE", "must be true or false")
+                cos_fe[g, j] = flag
+        return coeffs, cos_fe
+
+
+# -------------------------------------------------------------------- TOML writing
+def _to_doc(p: FingerParams) -> dict:
+    def lst(x, scale=1.0):
+        return [float(v) / scale for v in np.asarray(x).ravel()]
+
+    c = p.contact
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "kinematics": {
+            "a_mm": lst(p.a_m, MM), "d_mm": lst(p.d_m, MM),
+            "alpha_deg": lst(np.degrees(p.alpha_rad)),
+            "theta_offset_deg": lst(np.degrees(p.theta_offset_rad)),
+            "dh_sign": lst(p.dh_sign),
+            "world_from_base_rpy_deg": lst(np.degrees(_matrix_rpy(p.world_from_base))),
+            "gravity_m_per_s2": lst(p.gravity_m_per_s2),
+        },
+        "joints": {
+            name: {
+                "stiffness_Nmm_per_rad": float(p.joint_stiffness_Nm_per_rad[j]) / MM,
+                "damping_Nmms_per_rad": float(p.joint_damping_Nms_per_rad[j]) / MM,
+                "rom_deg": lst(np.degrees(p.rom_rad[j])),
+            }
+            for j, name in enumerate(JOINTS)
+        },
+        "tendons": {
+            "input_stiffness_N_per_mm": {t: float(p.input_stiffness_N_per_m[i]) / N_PER_MM
+                                         for i, t in enumerate(TENDONS)},
+            "em_stiffness_N_per_mm": float(p.em_stiffness_N_per_m[0]) / N_PER_MM,
+            "em_mass_kg": float(p.em_mass_kg[0]),
+            "coulomb_coefficient_mm": p.coulomb_coefficient_m / MM,
+        },
+        "contact": {
+            "a_N": c.a_N, "b": c.b, "Kx_N_per_mm": c.Kx_N_per_m / N_PER_MM,
+            "Ky_N_per_mm": c.Ky_N_per_m / N_PER_MM, "mu_x": c.mu_x, "mu_y": c.mu_y,
+            "pad_radius_mm": c.pad_radius_m / MM, "interaction_point_mm": lst(p.interaction_point_m, MM),
+        },
+        "bones": {
+            bone: {
+                "mass_g": float(p.bone_mass_kg[i]) * 1e3,
+                "com_from_proximal_joint_mm": lst(p.bone_com_m[i], MM),
+                "inertia_kgm2": lst(p.bone_inertia_kgm2[i]),
+            }
+            for i, bone in enumerate(BONES)
+        },
+        "moment_arms": {},
+        "numerics": {"stick_time_s": p.stick_time_s},
+    }
+    if np.ptp(p.em_stiffness_N_per_m) or np.ptp(p.em_mass_kg):
+        raise ParameterError("tendons", "per-segment EM stiffness or mass cannot be written to TOML yet")
+    for g, group in enumerate(MOMENT_ARM_GROUPS):
+        entry: dict[str, Any] = {}
+        for joint in GROUP_JOINTS[group]:
+            j = JOINTS.index(joint)
+            entry[f"{joint}_mm"] = lst(p.moment_arm_coeffs[g, j], MM)
+            if p.moment_arm_cos_fe[g, j]:
+                entry[f"{joint}_times_cos_MCP_FE"] = True
+        doc["moment_arms"][group] = entry
+    return doc
+
+
+def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def _matrix_rpy(R: np.ndarray) -> np.ndarray:
+    pitch = np.arcsin(-np.clip(R[2, 0], -1.0, 1.0))
+    roll = np.arctan2(R[2, 1], R[2, 2])
+    yaw = np.arctan2(R[1, 0], R[0, 0])
+    return np.array([roll, pitch, yaw])

@@ -1,0 +1,35 @@
+"""Find the line of a dotted key in TOML text, so errors can say `file:line: key`.
+
+tomllib does not report positions; this scanner understands the subset our files use
+(table headers, `key = value` lines, comments), which is enough to point a person at the line.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+)\s*=")
+
+
+def line_of_key(text: str, dotted_key: str) -> int | None:
+    """1-based line number where ``dotted_key`` is defined (or its table, if the key is absent)."""
+    parts = dotted_key.split(".")
+    table_line = None
+    current: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0]
+        header = _HEADER.match(line)
+        if header:
+            current = [p.strip().strip("\"'") for p in header.group(1).split(".")]
+            if current == parts[: len(current)] and len(current) == len(parts) - 1:
+                table_line = table_line or number
+            if current == parts:
+                return number
+            continue
+        key = _KEY.match(line)
+        if key:
+            full = current + [p.strip("\"'") for p in key.group(1).split(".")]
+            if full == parts:
+                return number
+    return table_line
