@@ -1,2 +1,78 @@
-def main():
-    print("hi")
+"""The `uartlab` command: one entry point, one subcommand per job.
+
+Errors a user can cause (bad parameter file, unknown tendon, pose outside the ROM) end as one line
+on stderr and exit status 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from uartlab.sim.errors import ParameterError
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="uartlab",
+        description="Control, data acquisition and bond-graph modelling for the UART robotic finger.",
+    )
+    parser.add_argument("--version", action="version", version=f"uartlab {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    doctor = sub.add_parser("doctor", help="what this machine has for a rig, and what is missing")
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.set_defaults(run=_run_doctor)
+
+    from uartlab.app import sim_commands
+
+    sim_commands.add_parser(sub)
+
+    bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
+    bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
+    bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
+    bench_sim.add_argument("--repeats", type=int, default=5, help="timing repeats per measurement (median)")
+    bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_sim.set_defaults(run=_run_bench_sim)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except (ParameterError, ValueError, FileNotFoundError) as exc:
+        print(f"uartlab {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"uartlab {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run_doctor(args: argparse.Namespace) -> int:
+    from uartlab.app import doctor
+
+    return doctor.main(args)
+
+
+def _run_bench_sim(args: argparse.Namespace) -> int:
+    from uartlab.app import bench_sim
+
+    return bench_sim.main(args)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("uartlab")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

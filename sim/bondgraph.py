@@ -33,7 +33,6 @@ from .compiled import (
     CONTACT_KY,
     CONTACT_MUX,
     CONTACT_MUY,
-    CROSSES,
     EM_MASS,
     GRAVITY,
     INTERACTION_POINT,
@@ -41,7 +40,10 @@ from .compiled import (
     JOINT_STIFFNESS,
     LINK_MASS,
     MU_C,
+    N_PAIRS,
     PAD_RADIUS,
+    PAIR_JOINT,
+    PAIR_SEGMENT,
     ROM,
     S_ENABLED,
     S_FRAME,
@@ -64,7 +66,8 @@ SEG_TO_MASS = np.array([-1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 4, 5, 4, -1, -
 # Masses: e1 d1 p1 L1 (level 1), ed2 ep2 (level 2).
 
 # Offsets in the scratch vector of Work.
-W_TAU_G, W_IP, W_FORCE, W_CP, W_QD_EFF, W_SIZE = 0, 4, 7, 10, 13, 17
+W_TAU_G, W_IP, W_FORCE, W_CP, W_QD_EFF, W_RATE, W_TAU_T, W_TENSION = 0, 4, 7, 10, 13, 17, 34, 38
+W_SIZE = 42
 
 
 class Work(NamedTuple):
@@ -73,7 +76,7 @@ class Work(NamedTuple):
     R: np.ndarray        # (5, 3, 3) frame rotations
     o: np.ndarray        # (5, 3) frame origins
     arms: np.ndarray     # (17, 4) moment arms at the current pose
-    scratch: np.ndarray  # (17,) gravity torques, interaction point, contact force and point, ROM rates
+    scratch: np.ndarray  # (42,) see the W_ offsets: gravity torques, contact, ROM rates, spring rates ...
 
 
 @inline_kernel
@@ -88,14 +91,15 @@ def make_work() -> Work:
 
 @inline_kernel
 def moment_arms_into(P: np.ndarray, q: np.ndarray, arms: np.ndarray) -> None:
+    """Moment arms at pose q into arms (17, 4); entries of segments that cross no joint stay untouched."""
     cos_fe = np.cos(q[1])
-    for s in range(N_SEGMENTS):
-        for j in range(4):
-            k = ARM_COEFFS + 12 * s + 3 * j
-            r = P[k] + q[j] * (P[k + 1] + q[j] * P[k + 2])
-            if P[ARM_COS_FE + 4 * s + j] != 0.0:
-                r *= cos_fe
-            arms[s, j] = r
+    for p in range(N_PAIRS):
+        s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
+        k = ARM_COEFFS + 12 * s + 3 * j
+        r = P[k] + q[j] * (P[k + 1] + q[j] * P[k + 2])
+        if P[ARM_COS_FE + 4 * s + j] != 0.0:
+            r *= cos_fe
+        arms[s, j] = r
 
 
 @inline_kernel
@@ -135,7 +139,7 @@ def contact_into(P: np.ndarray, S: np.ndarray, aux: np.ndarray, R: np.ndarray, o
         sc[W_FORCE + r] = fx * S[S_FRAME + 3 * r] + fy * S[S_FRAME + 3 * r + 1] + fn * S[S_FRAME + 3 * r + 2]
 
 
-@kernel
+@inline_kernel
 def rhs_into(P: np.ndarray, S: np.ndarray, inertia: np.ndarray, x: np.ndarray, aux: np.ndarray,
              u: np.ndarray, dx: np.ndarray, R: np.ndarray, o: np.ndarray, arms: np.ndarray,
              sc: np.ndarray) -> None:
@@ -161,9 +165,17 @@ def rhs_into(P: np.ndarray, S: np.ndarray, inertia: np.ndarray, x: np.ndarray, a
             rate += x[I_V + SEG_FROM_MASS[s]]
         if SEG_TO_MASS[s] >= 0:
             rate -= x[I_V + SEG_TO_MASS[s]]
-        for j in range(4):
-            rate -= arms[s, j] * sc[W_QD_EFF + j]
-        dF = P[STIFFNESS + s] * rate
+        sc[W_RATE + s] = rate
+    for j in range(4):
+        sc[W_TAU_T + j] = 0.0
+        sc[W_TENSION + j] = 0.0
+    for p in range(N_PAIRS):
+        s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
+        sc[W_RATE + s] -= arms[s, j] * sc[W_QD_EFF + j]
+        sc[W_TAU_T + j] += arms[s, j] * x[I_F + s]
+        sc[W_TENSION + j] += x[I_F + s]
+    for s in range(N_SEGMENTS):
+        dF = P[STIFFNESS + s] * sc[W_RATE + s]
         if x[I_F + s] <= 0.0 and dF < 0.0:
             dF = 0.0
         dx[I_F + s] = dF
@@ -188,11 +200,8 @@ def rhs_into(P: np.ndarray, S: np.ndarray, inertia: np.ndarray, x: np.ndarray, a
     mu_c = P[MU_C]
     for j in range(4):
         qd = x[I_THETA_DOT + j]
-        tau_tendon = 0.0
-        tension = 0.0
-        for s in range(N_SEGMENTS):
-            tau_tendon += arms[s, j] * x[I_F + s]
-            tension += P[CROSSES + 4 * s + j] * x[I_F + s]
+        tau_tendon = sc[W_TAU_T + j]
+        tension = sc[W_TENSION + j]
         tau_ext = sc[W_TAU_G + j]
         if contact_on:
             zx, zy, zz = R[j, 0, 2], R[j, 1, 2], R[j, 2, 2]

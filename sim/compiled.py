@@ -41,7 +41,16 @@ CONTACT_KY = CONTACT_KX + 1
 CONTACT_MUX = CONTACT_KY + 1
 CONTACT_MUY = CONTACT_MUX + 1
 PAD_RADIUS = CONTACT_MUY + 1               # m
-P_SIZE = PAD_RADIUS + 1
+COS_ALPHA = PAD_RADIUS + 1                 # (4,) cos and sin of the D-H twists, precomputed
+SIN_ALPHA = COS_ALPHA + 4
+P_SIZE = SIN_ALPHA + 4
+
+# The (segment, joint) pairs that have a moment arm: 23 of the 17 x 4, so the kernels loop over these.
+_PAIRS = [(SEGMENTS.index(seg), JOINTS.index(joint)) for seg in SEGMENTS
+          if (group := SEGMENT_MOMENT_ARM_GROUP.get(seg)) for joint in GROUP_JOINTS[group]]
+PAIR_SEGMENT = np.array([s for s, _ in _PAIRS], dtype=np.int64)
+PAIR_JOINT = np.array([j for _, j in _PAIRS], dtype=np.int64)
+N_PAIRS = len(_PAIRS)
 
 # ---- surface array S -----------------------------------------------------------------------------
 S_ENABLED = 0    # 1.0 when there is a surface
@@ -121,6 +130,8 @@ def compile_model(p: FingerParams) -> np.ndarray:
     P[CONTACT_KX], P[CONTACT_KY] = c.Kx_N_per_m, c.Ky_N_per_m
     P[CONTACT_MUX], P[CONTACT_MUY] = c.mu_x, c.mu_y
     P[PAD_RADIUS] = c.pad_radius_m
+    P[COS_ALPHA:COS_ALPHA + 4] = np.cos(p.alpha_rad)
+    P[SIN_ALPHA:SIN_ALPHA + 4] = np.sin(p.alpha_rad)
     return P
 
 

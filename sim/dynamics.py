@@ -100,9 +100,19 @@ def mass_matrix(P: np.ndarray, q) -> np.ndarray:
 def joint_inertias(P: np.ndarray, q, floor_kgm2: float = 1e-7) -> np.ndarray:
     """The paper's lumped joint inertias I_j: the diagonal of M(q), the distal bones about each axis.
 
+    M_jj = sum over links k beyond joint j of m_k |z_j x (c_k - o_j)|^2 + z_j^T I_k z_j — the same
+    numbers as ``np.diag(mass_matrix(P, q))`` without four RNEA passes (it runs at every trial start).
     The floor keeps a joint with (almost) nothing distal to it from having zero inertia.
     """
-    return np.maximum(np.diag(mass_matrix(P, q)).copy(), floor_kgm2)
+    v = view(P)
+    R, o = forward_frames(P, q)
+    out = np.zeros(4)
+    for j in range(4):
+        z = R[j][:, 2]
+        for k in range(max(j + 1, 2), N_FRAMES):
+            lever = np.cross(z, o[k] + R[k] @ v.link_com[k] - o[j])
+            out[j] += v.link_mass[k] * float(lever @ lever) + float(z @ (R[k] @ v.link_inertia[k] @ R[k].T) @ z)
+    return np.maximum(out, floor_kgm2)
 
 
 def potential_energy(P: np.ndarray, q) -> float:

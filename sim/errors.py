@@ -16,3 +16,7 @@ class ParameterError(ValueError):
         if source:
             where = f"{source}:{line}: " if line else f"{source}: "
         super().__init__(f"{where}{key}: {reason}")
+
+
+class SimulationDiverged(ValueError):
+    """The integration blew up (a state became non-finite): the step is too large for the model."""

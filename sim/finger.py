@@ -17,8 +17,12 @@ import numpy as np
 from .bondgraph import W_FORCE, contact_into, make_work, moment_arms_into, rhs
 from .compiled import compile_model, no_surface, view
 from .dynamics import gravity_torques, inverse_dynamics, joint_inertias, mass_matrix, potential_energy
+from .errors import SimulationDiverged
 from .inputs import Sigmoid, excursions_at, inputs_end_s, sigmoid_inputs
 from .integrators import (
+    DEFAULT_DT_S,
+    DIVERGED,
+    SETTLED,
     STEADY_HOLD_S,
     STEADY_SPEED_RAD_S,
     Stepper,
@@ -121,7 +125,7 @@ class Finger:
 
     def moment_arms(self, q) -> np.ndarray:
         """(17, 4) moment arms (m) of every tendon segment (names.SEGMENTS) at every joint, pose q."""
-        arms = np.empty((17, 4))
+        arms = np.zeros((17, 4))
         moment_arms_into(self.P, np.ascontiguousarray(q, dtype=float), arms)
         return arms
 
@@ -186,7 +190,7 @@ class Finger:
         return out
 
     def stepper(self, x0: FingerState, surface: PlaneSurface | None = None, method: str = "rk4",
-                max_substep_s: float = 5e-4) -> Stepper:
+                max_substep_s: float = DEFAULT_DT_S) -> Stepper:
         """An incremental integrator starting at x0 (for running the model live)."""
         x = x0.array.copy()
         return Stepper(self.P, self._surface(surface), self.joint_inertias(x[8:12]), x,
@@ -200,7 +204,7 @@ class Finger:
         surface: PlaneSurface | None = None,
         *,
         method: str = "rk4",
-        dt: float = 1e-3,
+        dt: float = DEFAULT_DT_S,
         t_max: float | None = None,
         settle_timeout_s: float = 20.0,
         stop_at_steady: bool = True,
@@ -228,18 +232,21 @@ class Finger:
             every = max(1, int(round(record_dt / dt)))
             cap = int(np.ceil(t_stop / (dt * every))) + 3
             T, X, A = np.empty(cap), np.empty((cap, N_STATES)), np.empty((cap, N_AUX))
-            n, _, settled = rk4_run(self.P, surf, inertia, x, aux, inp, 0.0, dt, settle_from, t_stop,
+            n, t_end, status = rk4_run(self.P, surf, inertia, x, aux, inp, 0.0, dt, settle_from, t_stop,
                                     STEADY_SPEED_RAD_S, STEADY_HOLD_S, every, T, X, A)
         elif method == "dopri5":
             cap = int(np.ceil(t_stop / record_dt)) + 3
             T, X, A = np.empty(cap), np.empty((cap, N_STATES)), np.empty((cap, N_AUX))
-            n, _, settled, _ = dopri5_run(self.P, surf, inertia, x, aux, inp, 0.0, 1e-5, 2e-3, rtol,
+            n, t_end, status, _ = dopri5_run(self.P, surf, inertia, x, aux, inp, 0.0, 1e-5, 2e-3, rtol,
                                           default_atol(), settle_from, t_stop, STEADY_SPEED_RAD_S,
                                           STEADY_HOLD_S, record_dt, T, X, A)
         else:
             raise ValueError(f"unknown integrator {method!r}; use 'rk4' or 'dopri5'")
         wall = time.perf_counter() - start
-        return SimResult(T[:n].copy(), X[:n].copy(), A[:n].copy(), self, surface, inp, bool(settled),
+        if status == DIVERGED:
+            raise SimulationDiverged(f"the {method} integration diverged at t = {t_end:.3f} s"
+                                     + (f" with dt = {dt * 1e3:g} ms; try a smaller --dt" if method == "rk4" else ""))
+        return SimResult(T[:n].copy(), X[:n].copy(), A[:n].copy(), self, surface, inp, status == SETTLED,
                          method, wall)
 
     @staticmethod

@@ -9,6 +9,7 @@ with steepness k (default 10: the end velocities are 7 % of the peak, close to r
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from .jit import inline_kernel, kernel

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .compiled import DH, SIGN, WORLD_FROM_BASE
+from .compiled import COS_ALPHA, DH, SIGN, SIN_ALPHA, WORLD_FROM_BASE
 from .jit import inline_kernel
 
 N_FRAMES = 5  # base + one per joint
@@ -27,9 +27,8 @@ def frames_into(P: np.ndarray, q: np.ndarray, R: np.ndarray, o: np.ndarray) -> N
     for i in range(4):
         a = P[DH + 4 * i]
         d = P[DH + 4 * i + 1]
-        al = P[DH + 4 * i + 2]
         th = P[DH + 4 * i + 3] + P[SIGN + i] * q[i]
-        ct, st, ca, sa = np.cos(th), np.sin(th), np.cos(al), np.sin(al)
+        ct, st, ca, sa = np.cos(th), np.sin(th), P[COS_ALPHA + i], P[SIN_ALPHA + i]
         l00, l01, l02 = ct, -st * ca, st * sa
         l10, l11, l12 = st, ct * ca, -ct * sa
         l21, l22 = sa, ca

@@ -229,8 +229,8 @@ class _Reader:
         self.check_keys(ten, {"input_stiffness_N_per_mm", "em_stiffness_N_per_mm", "em_mass_kg",
                               "coulomb_coefficient_mm"})
         k_in = self._per_tendon(f"{ten}.input_stiffness_N_per_mm") * N_PER_MM
-        k_em = np.full(11, self.number(f"{ten}.em_stiffness_N_per_mm", 0.0, strict_lo=True) * N_PER_MM)
-        m_em = np.full(6, self.number(f"{ten}.em_mass_kg", 0.0, strict_lo=True))
+        k_em = self._scalar_or_list(f"{ten}.em_stiffness_N_per_mm", 11) * N_PER_MM  # e2 ... p4
+        m_em = self._scalar_or_list(f"{ten}.em_mass_kg", 6)  # e1 d1 p1 L1 ed2 ep2
         mu_c = self.number(f"{ten}.coulomb_coefficient_mm", 0.0) * MM
 
         con = "contact"
@@ -272,6 +272,14 @@ class _Reader:
             bone_mass_kg=mass, bone_com_m=com, bone_inertia_kgm2=inertia,
             moment_arm_coeffs=coeffs, moment_arm_cos_fe=cos_fe, stick_time_s=stick, source=self.source,
         )
+
+    def _scalar_or_list(self, key: str, n: int) -> np.ndarray:
+        """One positive value for all n elements, or a list of n positive values."""
+        value = self.get(key)
+        out = self.vector(key, n) if isinstance(value, list) else np.full(n, self.number(key))
+        if np.any(out <= 0):
+            self.fail(key, f"must be > 0, got {out.tolist()}")
+        return out
 
     def _per_tendon(self, key: str) -> np.ndarray:
         """A scalar for all six tendons, a list of six, or a table by tendon name."""
@@ -344,8 +352,8 @@ def _to_doc(p: FingerParams) -> dict:
         "tendons": {
             "input_stiffness_N_per_mm": {t: float(p.input_stiffness_N_per_m[i]) / N_PER_MM
                                          for i, t in enumerate(TENDONS)},
-            "em_stiffness_N_per_mm": float(p.em_stiffness_N_per_m[0]) / N_PER_MM,
-            "em_mass_kg": float(p.em_mass_kg[0]),
+            "em_stiffness_N_per_mm": _compact(p.em_stiffness_N_per_m / N_PER_MM),
+            "em_mass_kg": _compact(p.em_mass_kg),
             "coulomb_coefficient_mm": p.coulomb_coefficient_m / MM,
         },
         "contact": {
@@ -364,8 +372,6 @@ def _to_doc(p: FingerParams) -> dict:
         "moment_arms": {},
         "numerics": {"stick_time_s": p.stick_time_s},
     }
-    if np.ptp(p.em_stiffness_N_per_m) or np.ptp(p.em_mass_kg):
-        raise ParameterError("tendons", "per-segment EM stiffness or mass cannot be written to TOML yet")
     for g, group in enumerate(MOMENT_ARM_GROUPS):
         entry: dict[str, Any] = {}
         for joint in GROUP_JOINTS[group]:
@@ -375,6 +381,11 @@ def _to_doc(p: FingerParams) -> dict:
                 entry[f"{joint}_times_cos_MCP_FE"] = True
         doc["moment_arms"][group] = entry
     return doc
+
+
+def _compact(values: np.ndarray) -> float | list[float]:
+    """A single number when all elements agree, else the list."""
+    return float(values[0]) if np.ptp(values) == 0 else [float(v) for v in values]
 
 
 def _rpy_matrix(rpy: np.ndarray) -> np.ndarray:

@@ -35,8 +35,7 @@ DURATION_S = 4.0                  # paper: "over a four-second time span"
 REPEATS = 5                       # paper: each trial repeated five times
 SURFACE_ANGLE_DEG = {("FDP", "Hook"): 45.0, ("FDP", "Curl"): 67.5,   # paper, Surface Contact
                      ("FDS", "Hook"): 22.5, ("FDS", "Curl"): 45.0}
-PRETENSION_N = 1.0                # est.: "initially small tensions in all the input tendons"
-MIN_PRETENSION_N = 0.3            # est.: keeps every tendon taut at the start
+MIN_PRETENSION_N = 0.3            # est.: "initially small tensions in all the input tendons"
 INITIAL_DEFLECTION_M = 0.5e-3     # est.: pad pressed 0.5 mm (about 0.08 N with the paper's contact law)
 
 
@@ -99,7 +98,7 @@ def trial_start(finger: Finger, trial: Trial, deflection_m: float = INITIAL_DEFL
         normal_force = c.a_N * (deflection_m * 1e3) ** c.b
         J = finger.jacobian(q, "interaction")
         external = J[:3].T @ (normal_force * surface.normal)
-    tensions = holding_tensions(finger, theta, PRETENSION_N, MIN_PRETENSION_N, external)
+    tensions = holding_tensions(finger, theta, MIN_PRETENSION_N, external)
     return finger.initial_state(theta, tensions), surface
 
 

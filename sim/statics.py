@@ -1,57 +1,74 @@
 """Static balance at a pose: which tendon pretensions hold the finger still.
 
-Before a trial the operator pretensions every tendon so the finger holds its start pose (the paper:
-"initially small tensions in all the input tendons"). For a simulated start we solve for that state:
-input tensions F >= F_min, as close as possible to a nominal pretension, whose joint torques — with the
-EM split balanced at its junctions — cancel gravity and any initial contact force.
+Before a trial the operator pretensions every tendon and the finger rests at its start pose, held by
+the tendons and by joint friction (the paper: "initially small tensions in all the input tendons").
+For a simulated start we find such a state: the smallest input tensions F >= F_min whose net joint
+torques — EM split balanced at its junctions, gravity and any initial contact included — stay inside
+each joint's Coulomb stiction threshold (eqs. 15, 17), with a safety margin. Without friction the
+same program asks for exact balance.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import linprog
 
 from .names import JOINTS
 from .state import balanced_em_forces
 
+STICTION_MARGIN = 0.5  # use at most half the stiction threshold, so the start is robustly static
+
+
+def segment_forces_per_input() -> np.ndarray:
+    """(17, 6): all segment forces per newton of each input tendon, EM balanced at the junctions."""
+    out = np.zeros((17, 6))
+    for i in range(6):
+        F = np.zeros(6)
+        F[i] = 1.0
+        out[:6, i] = F
+        out[6:, i] = balanced_em_forces(F)
+    return out
+
 
 def tendon_torque_matrix(finger, q) -> np.ndarray:
     """B (4 x 6): joint torques (N·m) per newton of each input tendon, EM split included."""
-    B = np.zeros((4, 6))
-    for i in range(6):
-        x = finger.initial_state(np.degrees(q), 0.0)
-        F = np.zeros(6)
-        F[i] = 1.0
-        x.F_input = F
-        x.F_em = balanced_em_forces(F)
-        B[:, i] = _tendon_torques(finger, x.array)
-    return B
+    return finger.moment_arms(q).T @ segment_forces_per_input()
 
 
-def _tendon_torques(finger, x: np.ndarray) -> np.ndarray:
-    return finger.moment_arms(x[8:12]).T @ x[12:29]
+def crossing_tension_matrix(finger, q) -> np.ndarray:
+    """C (4 x 6): summed tension (N) of the segments crossing each joint, per newton of each input."""
+    crosses = (np.abs(finger.moment_arms(q)) > 0) | _crossing_mask(finger)
+    return crosses.T.astype(float) @ segment_forces_per_input()
 
 
-def holding_tensions(finger, theta_deg, nominal_N: float = 1.0, min_N: float = 0.3,
-                     external_torque_Nm=None) -> np.ndarray:
-    """Input tensions (6,) N that hold the pose against gravity (and ``external_torque_Nm``, e.g. contact).
+def _crossing_mask(finger) -> np.ndarray:
+    from .compiled import view
 
-    Raises ValueError naming the joint when no tensions within the bounds can balance it.
+    return view(finger.P).crosses > 0
+
+
+def holding_tensions(finger, theta_deg, min_N: float = 0.3, external_torque_Nm=None,
+                     margin: float = STICTION_MARGIN) -> np.ndarray:
+    """Input tensions (6,) N holding the pose against gravity (and ``external_torque_Nm``, e.g. contact).
+
+    Raises ValueError naming the joint when no tensions >= min_N can hold it.
     """
     q = np.radians(np.asarray(theta_deg, dtype=float))
     B = tendon_torque_matrix(finger, q)
+    C = crossing_tension_matrix(finger, q)
     tau_ext = finger.gravity_torques(q)
     if external_torque_Nm is not None:
         tau_ext = tau_ext + np.asarray(external_torque_Nm, dtype=float)
-    sol = minimize(
-        lambda F: 0.5 * np.sum((F - nominal_N) ** 2), np.full(6, nominal_N), jac=lambda F: F - nominal_N,
-        method="SLSQP", bounds=[(min_N, None)] * 6,
-        constraints=[{"type": "eq", "fun": lambda F: 1e3 * (B @ F + tau_ext), "jac": lambda F: 1e3 * B}],
-        options={"ftol": 1e-12, "maxiter": 200},
-    )
-    residual = B @ sol.x + tau_ext
-    worst = int(np.argmax(np.abs(residual)))
-    if abs(residual[worst]) > 1e-6:
+    slack = margin * finger.params.coulomb_coefficient_m * C
+    # |B F + tau_ext| <= slack F, as two one-sided rows per joint; minimise the total tension.
+    A_ub = np.vstack([B - slack, -B - slack])
+    b_ub = np.concatenate([-tau_ext, tau_ext])
+    res = linprog(np.ones(6), A_ub=1e3 * A_ub, b_ub=1e3 * b_ub, bounds=[(min_N, None)] * 6, method="highs")
+    if res.status != 0:
+        # Report the joint that cannot be held with the smallest tensions.
+        F = np.full(6, min_N)
+        excess = np.abs(B @ F + tau_ext) - slack @ F
+        worst = int(np.argmax(excess))
         raise ValueError(f"no tendon tensions >= {min_N} N hold the pose {list(theta_deg)} deg: "
-                         f"{JOINTS[worst]} is left with {residual[worst] * 1e3:.3f} N·mm")
-    return sol.x
+                         f"{JOINTS[worst]} cannot be balanced ({res.message})")
+    return res.x
