@@ -1,0 +1,32 @@
+"""Shared fixtures. Qt tests (later issues) run offscreen; set it before anything imports Qt."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from uartlab.sim import Finger, FingerParams  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def params() -> FingerParams:
+    return FingerParams.uart()
+
+
+@pytest.fixture(scope="session")
+def finger(params) -> Finger:
+    return Finger(params)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261202)
+
+
+def random_pose(params: FingerParams, rng: np.random.Generator, margin_rad: float = 0.05) -> np.ndarray:
+    lo, hi = params.rom_rad[:, 0] + margin_rad, params.rom_rad[:, 1] - margin_rad
+    return rng.uniform(lo, hi)
