@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from uartlab.sim import Finger, PlaneSurface, Sigmoid, paper_trials, run_trial, table_inputs
 from uartlab.sim.names import JOINTS, MOMENT_ARM_GROUPS, TENDONS
 from uartlab.sim.statics import holding_tensions, tendon_torque_matrix

@@ -8,7 +8,6 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from uartlab.app.cli import main
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from conftest import random_pose
-
 from uartlab.sim.bondgraph import work_arrays
 from uartlab.sim.dynamics import gravity_torques_into
 from uartlab.sim.kinematics import frames_into

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from uartlab.sim import Sigmoid, free_motion_trial, sigmoid_inputs
 from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.inputs import excursions_at, sigmoid_value

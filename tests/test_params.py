@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from uartlab.sim import FingerParams, ParameterError
 
 DEFAULTS = (Path(__file__).parents[1] / "sim" / "data" / "uart.toml").read_text()

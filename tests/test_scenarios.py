@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from uartlab.sim import contact, contact_trial, free_motion, paper_trials
 from uartlab.sim.scenarios import SURFACE_ANGLE_DEG, trial_start
 
