@@ -85,8 +85,8 @@ def test_missing_key_and_bad_toml(tmp_path):
 
 
 def test_per_tendon_stiffness_table():
-    text = DEFAULTS.replace("input_stiffness_N_per_mm = 0.3",
-                            "input_stiffness_N_per_mm = {FDP = 0.33, FDS = 0.3, ED = 0.3, DI = 0.3, PI = 0.3, LUM = 0.27}")
+    table = "{FDP = 0.33, FDS = 0.3, ED = 0.3, DI = 0.3, PI = 0.3, LUM = 0.27}"
+    text = DEFAULTS.replace("input_stiffness_N_per_mm = 0.3", f"input_stiffness_N_per_mm = {table}")
     p = FingerParams.from_toml_text(text)
     np.testing.assert_allclose(p.input_stiffness_N_per_m, [330, 300, 300, 300, 300, 270])
     bad = DEFAULTS.replace("input_stiffness_N_per_mm = 0.3", "input_stiffness_N_per_mm = {XYZ = 0.3}")
