@@ -41,7 +41,7 @@ def plot_result(result: SimResult, path: str | Path, title: str = "") -> Path:
     ax = axes[1, 1]
     finger = result.finger
     for k, style, label in ((0, "-o", "start"), (-1, "--o", "steady state")):
-        pts = 1e3 * finger.frames(result.x[k, 8:12])[1][1:]
+        pts = 1e3 * finger.joint_positions(result.x[k, 8:12])
         ax.plot(pts[:, 0], pts[:, 2], style, label=label)
     if result.surface is not None:
         n = result.surface.normal

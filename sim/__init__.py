@@ -7,6 +7,7 @@ parameter files, no threads, no Qt.
 
 from .errors import ParameterError
 from .finger import Finger, SimResult
+from .ik import IKResult, Marker, default_markers, solve_ik, solve_ik_trajectory
 from .inputs import Sigmoid, sigmoid_inputs, table_inputs
 from .names import EM_SEGMENTS, JOINTS, POSES, SEGMENTS, TENDONS
 from .params import FingerParams
@@ -16,7 +17,8 @@ from .surface import PlaneSurface
 
 __all__ = [
     "EM_SEGMENTS", "JOINTS", "POSES", "SEGMENTS", "TENDONS",
-    "Finger", "FingerParams", "FingerState", "ParameterError", "PlaneSurface", "Sigmoid", "SimResult",
+    "Finger", "FingerParams", "FingerState", "IKResult", "Marker", "ParameterError", "PlaneSurface", "Sigmoid",
+    "SimResult", "default_markers", "solve_ik", "solve_ik_trajectory",
     "Trial", "contact", "contact_trial", "free_motion", "free_motion_trial", "paper_trials", "run_trial",
     "sigmoid_inputs", "table_inputs",
 ]

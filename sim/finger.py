@@ -112,9 +112,9 @@ class Finger:
         """World position (m) of the pad centre, where the contact model acts (the paper's IP)."""
         return point_on_link(self.P, q, FINGERTIP_LINK, view(self.P).interaction_point)
 
-    def bone_points(self, q) -> np.ndarray:
-        """(5, 3) world positions: MCP, PIP, DIP, fingertip — with the MCP repeated for the AB link."""
-        return self.frames(q)[1]
+    def joint_positions(self, q) -> np.ndarray:
+        """(4, 3) world positions (m) of the MCP, PIP, DIP and the fingertip: the bones as a polyline."""
+        return self.frames(q)[1][1:]
 
     def jacobian(self, q, point: str = "fingertip") -> np.ndarray:
         """6 x 4 geometric Jacobian [v; w] at the fingertip or the ``"interaction"`` point."""
