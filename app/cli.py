@@ -27,9 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_run_doctor)
 
-    from uartlab.app import sim_commands
+    from uartlab.app import sim_commands, twin_commands
 
     sim_commands.add_parser(sub)
+    twin_commands.add_parser(sub)
 
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)

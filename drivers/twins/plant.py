@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from uartlab.sim import Finger, FingerParams, FingerState, PlaneSurface
 from uartlab.sim.ik import default_markers, marker_positions
 from uartlab.sim.names import TENDONS
