@@ -6,7 +6,6 @@ import time
 
 import numpy as np
 import pytest
-
 from uartlab.drivers.twins.plant import HW_OVERHEATING, HW_OVERLOAD, Plant, PlantClock, PlantConfig, SeaConfig
 from uartlab.sim.ik import marker_positions
 
