@@ -5,13 +5,15 @@ Provenance of the reference numbers:
 * ``ATIIAFTT_*``: the expected output published in the tests of the PyPI package atiiaftt 0.1.1
   (github shayden--/atiiaftt, atiiaftt/test/test_ft_iface.py, commit 09f35acd2aff462c57a71b190bfc528d9ab2f051),
   which wraps ATI's C library; they are also the hard-coded sample of ATI's Samples/ftconvert.c.
-* ``C_REF``, ``C_TEMP_COMP``, ``C_INDEX2``: ATI DAQ F/T C Library v1.0.6 (the ATIDAQ_c_lib copy in that same
-  atiiaftt commit: ftconfig.c, ftrt.c, dom.c, expatls.c, node.c, stack.c, xmlparse.c, xmlrole.c, xmltok.c),
+* ``C_REF``, ``C_TEMP_COMP``, ``C_INDEX2``: ATI DAQ F/T C Library v1.0.6 (so says its readme.txt; ftconfig.c's
+  header still says v1.0.2), the ATIDAQ_c_lib copy in that same atiiaftt commit (ftconfig.c, ftrt.c, dom.c,
+  expatls.c, node.c, stack.c, xmlparse.c, xmlrole.c, xmltok.c),
   compiled in /tmp with gcc 12.2.0 -O0 and linked to a 30-line runner that calls createCalibration(file, index),
   SetForceUnits, SetTorqueUnits, SetToolTransform, SetTempComp, Bias(BIAS), ConvertToFT(r) for r in READINGS,
-  and prints cal->rt.working_matrix and the results with printf("%.9e"). The inputs are the constants below;
-  the files are FT18766.cal byte for byte, or the variants ``_temp_comp_file`` and ``_two_calibrations_file``
-  make from it. No ATI code is in this repository, only these numbers.
+  and prints cal->rt.working_matrix and the results with printf("%.9e") (kept here to 9 digits, %.8e). The
+  inputs are the constants below; the files are FT18766.cal byte for byte, or the variants
+  ``_temp_comp_file`` and ``_two_calibrations_file`` make from it. No ATI code is in this repository, only
+  these numbers.
 
 The C library computes in float32 and drivers/ati.py in float64, so they agree to float32 precision:
 the comparisons allow 2e-6 of each row's (or result's) magnitude, not of each element.
