@@ -1,0 +1,469 @@
+"""The NI USB-6210 as NI-DAQmx presents it: AI voltage channels, sample clock, PC buffer, every-N events.
+
+Pure Python (no gRPC; ``daq_grpc`` maps NI's RPCs onto ``DaqTask``), behaving as NI-DAQmx does on an
+M Series device (device notes sections 3-4): the driver picks the smallest input range holding
+[min, max]; DIFF pairs ai n with ai n+8, so only ai0-7 can be DIFF; one multiplexed ADC caps the
+sample clock at 250 kS/s / channels; a continuous task's buffer is the larger of samps_per_chan and
+NI's default for the rate; reading too slowly latches -200279 until the task stops; a read that times
+out returns what it has with -200284. ``DaqmxError`` carries NI's code and a message in NI's layout.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from nidaqmx.constants import AcquisitionType, FillMode, TerminalConfiguration
+from nidaqmx.error_codes import DAQmxErrors as E
+from nidaqmx.errors import DaqError
+from nidaqmx.utils import unflatten_channel_string
+
+AI_CHANNELS = 16
+DIFF_CHANNELS = 8                    # DIFF pairs ai n with ai n+8 (USB-621x manual)
+RANGES_V = (0.2, 1.0, 5.0, 10.0)     # NI 6210 spec sheet
+# The ADC spans ~5 % beyond each range: nominal resolution x 2^16 (320 uV x 65536 = 20.97 V on +-10 V).
+OVERRANGE = 1.0486
+MAX_AGGREGATE_RATE_HZ = 250e3        # NI 6210 spec: one ADC shared by all channels of a scan
+ONBOARD_FIFO_SAMPLES = 4095          # device notes section 4 [verify]
+# Wall time per plant.analog_block call: pots and gauges move on the tendons' tens of ms.
+CHUNK_S = 0.005
+RSE, NRSE, DIFF = TerminalConfiguration.RSE.value, TerminalConfiguration.NRSE.value, TerminalConfiguration.DIFF.value
+FINITE, CONTINUOUS = AcquisitionType.FINITE.value, AcquisitionType.CONTINUOUS.value
+_TERM_NAMES = {RSE: "DAQmx_Val_RSE", NRSE: "DAQmx_Val_NRSE", DIFF: "DAQmx_Val_Diff"}
+_BAD_VALUE = ("Requested value is not a supported value for this property. The property value may be "
+              "invalid because it conflicts with another property.")
+
+
+class PlantLike(Protocol):
+    lock: threading.RLock
+
+    def analog_block(self, n: int) -> np.ndarray: ...
+
+
+class DaqmxError(Exception):
+    """An NI-DAQmx status code with NI's message; ``samps_per_chan_read`` rides along for reads."""
+
+    def __init__(self, code: int, headline: str, *details: str, samps_per_chan_read: int | None = None):
+        self.code = int(code)
+        self.message = headline + ("\n\n" + "\n".join(details) if details else "")
+        self.samps_per_chan_read = samps_per_chan_read
+        super().__init__(f"{self.message} (status {self.code})")
+
+
+def bad_value(prop: str, value: object, *details: str) -> DaqmxError:
+    """NI's -200077, its answer to any property value the device cannot take."""
+    return DaqmxError(E.INVALID_ATTRIBUTE_VALUE, _BAD_VALUE, f"Property: {prop}", f"Requested Value: {value}", *details)
+
+
+def default_buffer_size(rate_Hz: float) -> int:
+    """NI's default continuous-input buffer per channel (NI "How is buffer size determined", device notes)."""
+    return next((size for limit_Hz, size in ((100.0, 1_000), (10e3, 10_000), (1e6, 100_000)) if rate_Hz <= limit_Hz),
+                1_000_000)
+
+
+def unflatten(spec: str) -> list[str]:
+    """"a0:2, b" -> ["a0", "a1", "a2", "b"] by the client's own parser, so the syntax and its error are NI's."""
+    try:
+        return [name.strip() for name in unflatten_channel_string(spec)]
+    except DaqError as exc:
+        raise DaqmxError(exc.error_code, str(exc).split("\n\nStatus Code")[0], f"Channel String: {spec}") from None
+
+
+def parse_physical_channels(spec: str, device: str) -> list[int]:
+    """"Dev1/ai0:3, Dev1/ai8" -> [0, 1, 2, 3, 8], with NI's errors for a bad device or channel."""
+    channels = []
+    for name in unflatten(spec) or [""]:
+        dev, _, chan = name.partition("/")
+        if dev.lower() != device.lower():
+            raise DaqmxError(E.INVALID_DEVICE_ID, "Device identifier is invalid.",
+                             f"Device Specified: {dev}", f"Suggested Device(s): {device}", f"Physical Channel: {name}")
+        match = re.fullmatch(r"ai(\d+)", chan.strip(), re.IGNORECASE)
+        if match is None or int(match[1]) >= AI_CHANNELS:
+            raise DaqmxError(E.PHYSICAL_CHAN_DOES_NOT_EXIST, "Physical channel specified does not exist on this "
+                             "device.\nRefer to the documentation for channels available on this device.",
+                             f"Device: {device}", f"Physical Channel: {chan}")
+        channels.append(int(match[1]))
+    return channels
+
+
+def select_range_V(min_V: float, max_V: float, channel: str) -> float:
+    """The smallest 6210 range holding [min_V, max_V], as NI-DAQmx chooses it."""
+    if not min_V < max_V:
+        raise DaqmxError(E.MIN_NOT_LESS_THAN_MAX, "Minimum is not less than maximum.",
+                         f"Minimum Value: {min_V}", f"Maximum Value: {max_V}", f"Channel Name: {channel}")
+    for range_V in RANGES_V:
+        if -range_V <= min_V and max_V <= range_V:
+            return range_V
+    prop, value = ("DAQmx_AI_Min", min_V) if min_V < -RANGES_V[-1] else ("DAQmx_AI_Max", max_V)
+    raise bad_value(prop, value, f"Maximum Value: {RANGES_V[-1]}", f"Minimum Value: {-RANGES_V[-1]}",
+                    f"Channel Name: {channel}")
+
+
+def resolve_terminal(term: int, physical: int, channel: str) -> int:
+    """DEFAULT -> DIFF where the channel has a pair, else RSE; refuse what the 6210 cannot do."""
+    if term == TerminalConfiguration.DEFAULT.value:
+        return DIFF if physical < DIFF_CHANNELS else RSE
+    allowed = (RSE, NRSE, DIFF) if physical < DIFF_CHANNELS else (RSE, NRSE)
+    if term not in allowed:
+        raise bad_value("DAQmx_AI_TermCfg", _TERM_NAMES.get(term, term),
+                        "You Can Select: " + ", ".join(_TERM_NAMES[t] for t in allowed), f"Channel Name: {channel}")
+    return term
+
+
+@dataclass
+class AiChannel:
+    name: str
+    physical_name: str
+    physical: int    # K of aiK: the plant's column
+    terminal: int    # TerminalConfiguration value
+    min_V: float
+    max_V: float
+    range_V: float   # the hardware range DAQmx picked for [min_V, max_V]
+
+    @property
+    def negative(self) -> int | None:
+        """The plant column on the negative input: ai n+8 for DIFF; None for AI GND (RSE) / AI SENSE (NRSE)."""
+        return self.physical + DIFF_CHANNELS if self.terminal == DIFF else None
+
+
+@dataclass
+class DaqStats:
+    tasks_created: int = 0
+    samples_produced: int = 0   # per channel (scans), summed over tasks
+    overflows: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, name: str, n: int = 1) -> None:
+        with self._lock:  # every task's acquisition thread counts into one DaqStats
+            setattr(self, name, getattr(self, name) + n)
+
+
+class SampleBuffer:
+    """The PC-side circular buffer; positions count samples per channel since the task started."""
+
+    def __init__(self, capacity: int, n_chan: int):
+        self.data = np.zeros((capacity, n_chan))
+        self.written = self.read_pos = 0
+
+    @property
+    def available(self) -> int:
+        return self.written - self.read_pos
+
+    def write(self, scans: np.ndarray) -> bool:
+        """Append; False (and nothing written) when that would overwrite unread samples."""
+        if self.available + len(scans) > len(self.data):
+            return False
+        self.data[(self.written + np.arange(len(scans))) % len(self.data)] = scans
+        self.written += len(scans)
+        return True
+
+    def take(self, n: int) -> np.ndarray:
+        out = self.data[(self.read_pos + np.arange(n)) % len(self.data)]
+        self.read_pos += n
+        return out
+
+
+class EveryNSubscription:
+    """One every-N-samples-acquired-into-buffer registration; its gRPC stream drains ``events``."""
+
+    def __init__(self, n_samples: int):
+        self.n_samples = self.next_at = n_samples
+        self.events: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+
+    def close(self) -> None:
+        self.events.put(None)  # ends the stream now rather than at its next poll
+
+
+class DaqTask:
+    """One NI-DAQmx AI task on the twin. Thread-safe: RPC threads, the acquisition thread and event
+    streams all synchronise on ``self.cond`` (re-entrant)."""
+
+    def __init__(self, name: str, device: str, plant: PlantLike, time_scale: float = 1.0,
+                 stats: DaqStats | None = None):
+        self.name, self.device, self.plant, self.time_scale = name, device, plant, time_scale
+        self.stats = stats or DaqStats()
+        self.channels: list[AiChannel] = []
+        self.sample_mode: int | None = None   # None: on-demand timing (no sample clock configured)
+        self.rate_Hz, self.samps_per_chan = 1000.0, 1000
+        self.user_buffer_size: int | None = None
+        self.read_channels: list[int] | None = None   # indices into channels; None: all
+        self.read_all_avail = self.running = self.done = False
+        self.error: DaqmxError | None = None
+        self.buffer: SampleBuffer | None = None
+        self.every_n: EveryNSubscription | None = None
+        self.cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _fail(self, code: int, headline: str, *details: str) -> DaqmxError:
+        return DaqmxError(code, headline, *details, f"Task Name: {self.name}")
+
+    def _refuse_while_running(self, what: str) -> None:
+        if self.running:
+            raise self._fail(E.CAN_NOT_PERFORM_OP_WHILE_TASK_RUNNING,
+                             f"Specified operation cannot be performed while the task is running ({what}).")
+
+    # ------------------------------------------------------------ configuration
+    def add_voltage_channels(self, physical: str, names: str, term: int, min_V: float, max_V: float) -> None:
+        ks = parse_physical_channels(physical, self.device)
+        given = [n.strip() for n in names.split(",") if n.strip()]
+        if len(given) == 1 < len(ks):  # one name for several channels: DAQmx numbers them name0, name1, ...
+            given = [f"{given[0]}{i}" for i in range(len(ks))]
+        given = given or [f"{self.device}/ai{k}" for k in ks]
+        if len(given) != len(ks):
+            raise self._fail(E.INVALID_ATTRIBUTE_VALUE, "The number of channel names does not match the number "
+                             "of physical channels.", f"Names: {names}", f"Physical Channels: {physical}")
+        new: list[AiChannel] = []
+        for name, k in zip(given, ks, strict=True):
+            if any(c.name.lower() == name.lower() for c in self.channels + new):
+                raise self._fail(E.CHAN_ALREADY_IN_TASK, "Channel already exists in the task.", f"Channel Name: {name}")
+            new.append(AiChannel(name, f"{self.device}/ai{k}", k, resolve_terminal(term, k, name),
+                                 min_V, max_V, select_range_V(min_V, max_V, name)))
+        with self.cond:
+            self._refuse_while_running("add channels")
+            self.channels += new
+
+    def configure_clock(self, rate_Hz: float, sample_mode: int, samps_per_chan: int, source: str = "") -> None:
+        task = f"Task Name: {self.name}"
+        if source not in ("", "OnboardClock"):
+            raise bad_value("DAQmx_SampClk_Src", source, "You Can Select: OnboardClock (the twin has no PFI)", task)
+        if sample_mode not in (FINITE, CONTINUOUS):
+            raise bad_value("DAQmx_SampQuant_SampMode", sample_mode,
+                            "You Can Select: DAQmx_Val_FiniteSamps, DAQmx_Val_ContSamps", task)
+        if sample_mode == FINITE and samps_per_chan < 1:
+            raise bad_value("DAQmx_SampQuant_SampPerChan", samps_per_chan, "Minimum Value: 1", task)
+        with self.cond:
+            self._refuse_while_running("configure the sample clock")
+            self.rate_Hz, self.sample_mode, self.samps_per_chan = rate_Hz, sample_mode, samps_per_chan
+
+    def set_buffer_size(self, samps_per_chan: int | None) -> None:
+        """DAQmx_Buf_Input_BufSize; None goes back to NI's default for the timing."""
+        with self.cond:
+            self._refuse_while_running("change the buffer size")
+            self.user_buffer_size = None if samps_per_chan is None else int(samps_per_chan)
+
+    @property
+    def max_rate_Hz(self) -> float:
+        return MAX_AGGREGATE_RATE_HZ / max(1, len(self.channels))
+
+    @property
+    def buffer_size(self) -> int:
+        if self.user_buffer_size is not None:
+            return self.user_buffer_size
+        return self.samps_per_chan if self.sample_mode == FINITE else \
+            max(self.samps_per_chan, default_buffer_size(self.rate_Hz))
+
+    def verify(self) -> None:
+        """What DAQmx checks when the task is verified (at start): channels, rate, buffer."""
+        if not self.channels:
+            raise self._fail(E.CAN_NOT_PERFORM_OP_WHEN_NO_CHANS_IN_TASK,
+                             "Specified operation cannot be performed when there are no channels in the task.")
+        if self.sample_mode is not None and not 0 < self.rate_Hz <= self.max_rate_Hz:
+            raise bad_value("DAQmx_SampClk_Rate", f"{self.rate_Hz:g}", f"Maximum Value: {self.max_rate_Hz:g}",
+                            f"Number of Channels: {len(self.channels)}", f"Task Name: {self.name}")
+        if self.sample_mode is not None and self.buffer_size < 1:
+            raise bad_value("DAQmx_Buf_Input_BufSize", self.buffer_size, f"Task Name: {self.name}")
+
+    def find_channels(self, spec: str) -> list[int]:
+        """Indices of the task's channels that spec names (virtual or physical names); "" means all."""
+        found = []
+        for name in unflatten(spec) if spec.strip() else [c.name for c in self.channels]:
+            hits = [i for i, c in enumerate(self.channels) if name.lower() in (c.name.lower(), c.physical_name.lower())]
+            if not hits:
+                raise self._fail(E.CHAN_NOT_IN_TASK, "Specified channel is not in the task.", f"Channel Name: {name}")
+            found.append(hits[0])
+        return found
+
+    def read_columns(self) -> list[int]:
+        return list(range(len(self.channels))) if self.read_channels is None else self.read_channels
+
+    # ------------------------------------------------------------ run state and events
+    def start(self) -> None:
+        with self.cond:
+            self._refuse_while_running("start it again")
+            self.verify()
+            self.running, self.done, self.error = True, False, None
+            if self.sample_mode is None:
+                return  # on-demand: each read samples the plant there and then
+            self.buffer = SampleBuffer(self.buffer_size, len(self.channels))
+            if self.every_n is not None:
+                self.every_n.next_at = self.every_n.n_samples
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._acquire, args=(self._stop,), daemon=True,
+                                            name=f"daq-twin {self.name}")
+            self._thread.start()
+
+    def stop(self) -> None:
+        with self.cond:
+            self.running = False
+            thread, self._thread = self._thread, None
+            self._stop.set()
+            self.cond.notify_all()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def clear(self) -> None:
+        self.stop()
+        self._drop_every_n()
+
+    def _drop_every_n(self) -> None:
+        with self.cond:
+            if self.every_n is not None:
+                self.every_n.close()
+            self.every_n = None
+
+    def is_done(self) -> bool:
+        with self.cond:
+            return not self.running or self.done
+
+    def _wait(self, ready, timeout_s: float) -> bool:
+        """Wait on cond (held) until ready() or an error; timeout_s < 0 waits forever. True if ready."""
+        deadline = None if timeout_s < 0 else time.monotonic() + timeout_s
+        while self.error is None and not ready():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self.cond.wait(left)
+        if self.error is not None:
+            raise self.error
+        return True
+
+    def wait_until_done(self, timeout_s: float) -> None:
+        with self.cond:
+            if not self._wait(lambda: not self.running or self.done, timeout_s):
+                raise self._fail(E.WAIT_UNTIL_DONE_DOES_NOT_INDICATE_DONE, "Wait Until Done did not indicate that "
+                                 "the task was done within the specified timeout.", f"Timeout: {timeout_s}")
+
+    def register_every_n(self, n_samples: int) -> EveryNSubscription:
+        with self.cond:
+            if self.running:
+                raise self._fail(E.CANNOT_REGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
+                                 "DAQmx software event cannot be registered because task is running.")
+            if n_samples == 0:
+                raise self._fail(E.EVERY_N_SAMPS_EVENT_INTERVAL_ZERO_NOT_SUPPORTED,
+                                 "Every N Samples Event interval of zero is not supported.")
+            if self.every_n is not None:
+                raise self._fail(E.EVERY_N_SAMPS_ACQ_INTO_BUFFER_EVENT_ALREADY_REGISTERED,
+                                 "Every N Samples Acquired Into Buffer event is already registered.")
+            self.every_n = EveryNSubscription(n_samples)
+            return self.every_n
+
+    def unregister_every_n(self) -> None:
+        with self.cond:
+            if self.running:
+                raise self._fail(E.CANNOT_UNREGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
+                                 "DAQmx software event cannot be unregistered because task is running.")
+        self._drop_every_n()
+
+    # ------------------------------------------------------------ acquisition
+    def _sample(self, n: int) -> np.ndarray:
+        """(n, channels) volts as the ADC returns them: the plant's columns (DIFF: ai n - ai n+8), clipped
+        where the ADC saturates on each channel's range."""
+        with self.plant.lock:  # the plant's noise generator is not thread-safe, and other twins share it
+            raw = np.asarray(self.plant.analog_block(n), dtype=float)
+        volts = raw[:, [c.physical for c in self.channels]]
+        for j, c in enumerate(self.channels):
+            if c.negative is not None:
+                volts[:, j] -= raw[:, c.negative]
+        limit_V = np.array([c.range_V * OVERRANGE for c in self.channels])
+        return np.clip(volts, -limit_V, limit_V)
+
+    def _acquire(self, stop: threading.Event) -> None:
+        """Hardware-like sample clock: sample i is due at t0 + i / (rate x time_scale) in wall time."""
+        rate_per_wall_s = self.rate_Hz * self.time_scale
+        total = self.samps_per_chan if self.sample_mode == FINITE else None
+        t0, produced = time.monotonic(), 0
+        while not stop.is_set():
+            due = int((time.monotonic() - t0) * rate_per_wall_s)
+            due = due if total is None else min(due, total)
+            if due > produced:
+                scans = self._sample(due - produced)
+                with self.cond:
+                    if stop.is_set():
+                        return
+                    if not self.buffer.write(scans):
+                        return self._overflow()
+                    produced = due
+                    self.stats.count("samples_produced", len(scans))
+                    while self.every_n is not None and self.every_n.next_at <= produced:
+                        self.every_n.events.put(self.every_n.n_samples)
+                        self.every_n.next_at += self.every_n.n_samples
+                    self.done = total is not None and produced >= total
+                    self.cond.notify_all()
+                    if self.done:
+                        return
+            stop.wait(min(CHUNK_S, max(0.0, (produced + 1) / rate_per_wall_s - (time.monotonic() - t0))))
+
+    def _overflow(self) -> None:
+        """The buffer is full of unread samples: DAQmx stops the acquisition and latches -200279."""
+        self.stats.count("overflows")
+        self.error = self._fail(
+            E.SAMPLES_NO_LONGER_AVAILABLE, "The application is not able to keep up with the hardware acquisition.\n"
+            "Increasing the buffer size, reading the data more frequently, or specifying a fixed number of samples "
+            "to read instead of reading all available samples might correct the problem.",
+            "Property: DAQmx_Read_RelativeTo", "Corresponding Value: DAQmx_Val_CurrReadPos",
+            "Property: DAQmx_Read_Offset", "Corresponding Value: 0", f"Buffer Size: {len(self.buffer.data)}")
+        self.error.samps_per_chan_read = 0
+        self.cond.notify_all()
+
+    # ------------------------------------------------------------ reading
+    def read(self, n_req: int, timeout_s: float, fill_mode: int, array_size: int) -> tuple[np.ndarray, int, int]:
+        """(flat array, samples per channel read, status); status 0, or -200284 with a partial read when
+        the timeout expired first. A task that is not running starts for the read and stops after it,
+        as DAQmx's auto-start does."""
+        with self.cond:
+            implicit = not self.running
+            if implicit and self.every_n is not None:
+                raise self._fail(E.AUTO_START_READ_NOT_ALLOWED_EVENT_REGISTERED, "Read cannot start the task "
+                                 "automatically because an event is registered. Start the task first.")
+        if implicit:
+            self.start()
+        try:
+            if self.sample_mode is None:
+                scans = self._sample(max(1, n_req))[:, self.read_columns()]
+                return self._layout(scans, len(scans), fill_mode, array_size), len(scans), 0
+            with self.cond:
+                if self.error is not None:
+                    raise self.error
+                n = self.default_read_size() if n_req < 0 else n_req
+                self._check_array(n, array_size)
+                left = self.samps_per_chan - self.buffer.read_pos
+                if self.sample_mode == FINITE and n > left:
+                    raise self._fail(E.SAMPLES_WILL_NEVER_BE_AVAILABLE, "Attempted to read a sample beyond the "
+                                     "final sample acquired. The acquisition has stopped, therefore the sample "
+                                     "specified by the combination of position and offset will never be available.",
+                                     f"Samples Requested: {n}", f"Samples Left: {left}")
+                self._wait(lambda: not self.running or self.buffer.available >= n, timeout_s)
+                scans = self.buffer.take(min(n, self.buffer.available))[:, self.read_columns()]
+            status = 0 if len(scans) == n else E.SAMPLES_NOT_YET_AVAILABLE
+            return self._layout(scans, n, fill_mode, array_size), len(scans), status
+        finally:
+            if implicit:
+                self.stop()
+
+    def default_read_size(self) -> int:
+        """DAQmx_Read_DefaultNumberOfSamplesToRead: all available, or what is left of a finite acquisition."""
+        with self.cond:
+            started = self.running and self.buffer is not None
+            if self.sample_mode == FINITE and not self.read_all_avail:
+                return self.samps_per_chan - (self.buffer.read_pos if started else 0)
+            return self.buffer.available if started else 0
+
+    def _check_array(self, n: int, array_size: int) -> None:
+        if n * len(self.read_columns()) > array_size:
+            raise self._fail(E.READ_BUFFER_TOO_SMALL, "Buffer is too small to fit read data.",
+                             f"Required Buffer Size in Samples: {n * len(self.read_columns())}",
+                             f"Buffer Size in Samples: {array_size}")
+
+    def _layout(self, scans: np.ndarray, n: int, fill_mode: int, array_size: int) -> np.ndarray:
+        """The reply's flat array with a stride of n samples per channel, as DAQmx fills the caller's
+        (channels, n) array; what a partial read leaves unfilled stays zero."""
+        self._check_array(n, array_size)
+        out = np.zeros((n, len(self.read_columns())))
+        out[: len(scans)] = scans
+        return (out if fill_mode == FillMode.GROUP_BY_SCAN_NUMBER.value else out.T).ravel()
