@@ -65,11 +65,26 @@ def test_overload_shuts_the_servo_down_until_reboot():
     assert s.hardware_error & HW_OVERLOAD and not s.torque_enabled
     plant.set_torque(FDP, True)
     assert not plant.servo_state(FDP).torque_enabled  # refused while shut down
+    held = plant.state()[12]
+    plant.set_goal_angle(FDP, s.angle_rad + 1.0)
     plant.advance(0.5)
-    assert plant.state()[12] < 1.0  # torque off: the spring unwound the servo
+    assert plant.state()[12] <= held + 1e-9  # no longer driven: the gears just hold the pretension
     plant.reboot(FDP)
     plant.set_torque(FDP, True)
     assert plant.servo_state(FDP).torque_enabled and plant.servo_state(FDP).hardware_error == 0
+
+
+def test_a_torque_off_servo_holds_small_loads_and_yields_to_large_ones(plant):
+    plant.advance(1.0)  # servos start unpowered, as on the real rig
+    assert plant.state()[12:18].min() > 0.2  # the pretension is still there: the gears hold it
+    plant2 = Plant(PlantConfig(seas=[SeaConfig(force_limit_N=100.0) for _ in range(6)]))
+    _pull(plant2, FDP, 0.150, 4.0)  # well past the 25 N the gears hold at a 20 mm spool
+    pulled = plant2.state()[12]
+    holding_N = 0.5 / plant2.config.seas[FDP].spool_radius_m
+    assert pulled > holding_N
+    plant2.set_torque(FDP, False)
+    plant2.advance(1.0)
+    assert 0.0 < plant2.state()[12] <= holding_N * 1.02  # unwound down to what the gears can hold
 
 
 def test_overheating_on_request(plant):

@@ -30,6 +30,9 @@ from .nano17 import Nano17Model
 HW_INPUT_VOLTAGE, HW_OVERHEATING, HW_ENCODER, HW_ELECTRICAL_SHOCK, HW_OVERLOAD = 0x01, 0x04, 0x08, 0x10, 0x20
 MX64_MAX_SPEED_RAD_S = 63 * 2 * np.pi / 60  # no-load speed at 12 V (e-manual): "unlimited" profile velocity
 MX64_TORQUE_CONSTANT_NM_PER_A = 6.0 / 4.1   # stall torque / stall current at 12 V (e-manual)
+# est.: an unpowered MX-64 (200:1 metal gears) holds about 0.5 N·m before it can be backdriven, so a
+# torque-off servo keeps a pretensioned tendon taut; only a larger spring torque unwinds it.
+BACKDRIVE_TORQUE_NM = 0.5
 DAQ_RANGE_V = 10.0
 DAQ_BITS = 16
 
@@ -94,10 +97,12 @@ class _Servo:
     temperature_C: float = 34.0
 
     def step(self, dt: float, backdrive_velocity: float) -> float:
-        """Advance dt; returns the spool angle change. With torque off the spring backdrives it."""
+        """Advance dt; returns the spool angle change. With torque off the gears hold unless the spring
+        backdrives it (``backdrive_velocity``, 0 when the spring torque is below the gears' holding torque)."""
         if not self.torque_on:
             self.velocity = backdrive_velocity
             self.angle += self.velocity * dt
+            self.goal = self.angle
             return self.velocity * dt
         vmax = self.max_velocity or MX64_MAX_SPEED_RAD_S
         error = self.goal - self.angle
@@ -164,8 +169,10 @@ class Plant:
         forces = self.stepper.x[12:18]
         k = self.params.input_stiffness_N_per_m
         for i, (servo, sea) in enumerate(zip(self.servos, self.config.seas, strict=True)):
-            # Torque off: the wound spring unwinds the (geared, so slow) servo: tension relaxes in ~50 ms.
-            backdrive = -forces[i] / (k[i] * sea.spool_radius_m * 0.05)
+            # Torque off and the spring torque beyond what the gears hold: the spring unwinds the servo,
+            # relaxing the excess within ~50 ms.
+            excess_N = forces[i] - BACKDRIVE_TORQUE_NM / sea.spool_radius_m
+            backdrive = -excess_N / (k[i] * sea.spool_radius_m * 0.05) if excess_N > 0 else 0.0
             rates[i] = servo.step(h, backdrive) * sea.spool_radius_m / h
         self.stepper.step(h, rates)
         self.time_s += h
