@@ -1,0 +1,33 @@
+"""`uartlab twin up` as an operator runs it: it prints every endpoint and stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+CMD = [sys.executable, "-m", "uartlab.app.cli", "twin", "up", "--ephemeral-ports"]
+
+
+def test_twin_up_prints_where_each_twin_listens_and_stops_on_ctrl_c():
+    proc = subprocess.Popen([*CMD, "--speed", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Ctrl-C to stop"):
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    text = "".join(lines) + out
+    assert proc.returncode == 0, err
+    assert "/dev/pts/" in text and "NI-DAQmx gRPC" in text and "127.0.0.1:" in text
+    assert "NatNet 4.1" in text and "command" in text and "data" in text
+    assert "twin rig stopped." in text
+
+
+def test_bad_speed_is_one_clear_error():
+    proc = subprocess.run([*CMD, "--speed", "0"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--speed must be > 0" in proc.stderr and "Traceback" not in proc.stderr
