@@ -38,6 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench_sim.add_argument("--repeats", type=int, default=5, help="timing repeats per measurement (median)")
     bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_sim.set_defaults(run=_run_bench_sim)
+    bench_bus = bench_sub.add_parser("bus", help="MX-64 control loop rate against the bus twin vs the wire limit")
+    bench_bus.add_argument("--seconds", type=float, default=3.0, help="how long to run the control loop")
+    bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
+    bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_bus.set_defaults(run=_run_bench_bus)
     return parser
 
 
@@ -64,6 +69,12 @@ def _run_bench_sim(args: argparse.Namespace) -> int:
     from uartlab.app import bench_sim
 
     return bench_sim.main(args)
+
+
+def _run_bench_bus(args: argparse.Namespace) -> int:
+    from uartlab.app import bench_bus
+
+    return bench_bus.main(args)
 
 
 def _version() -> str:
