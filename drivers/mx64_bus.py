@@ -13,18 +13,16 @@ Position .. Current (30..69, 40 B) so the real motor current comes along; the ha
 error byte. The goal read back proves the sync write (which gets no reply) landed; a mismatch is counted
 and, on 2.0, checked against a tripped Bus Watchdog. `uartlab bench bus` measures the cost on the wire.
 
-Status packets are collected by ID with the SDK's parser (GroupSyncRead.rxPacket drops the error byte and
-readRx discards other servos' packets). A bad or missing reply is retried for that servo alone by unicast,
-at most ``max_retries`` times, and counted in ``stats`` / logged in ``events``. A hardware error or a lost
-servo turns torque off on all six and raises ``ServoError``; Ctrl-C in any call turns torque off, then goes on.
+A hardware error, a tripped watchdog or a lost servo turns torque off on all six and raises ``ServoError``;
+Ctrl-C in any call turns torque off, then goes on. The packets themselves (retries, reply classification, the
+receive loop, ``stats`` / ``events``) are ``mx64_link``'s job; its error types are re-exported from here.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections import Counter, deque
-from dataclasses import dataclass, field
+from collections import deque
 
 import dynamixel_sdk as sdk
 import numpy as np
@@ -33,6 +31,7 @@ from uartlab.sim.names import TENDONS
 
 from . import mx64
 from .interfaces import ActuatorSample, DeviceError
+from .mx64_link import BusEvent, BusStats, CommError, Mx64Link, ServoError, _Port
 from .sea import SeaGeometry
 
 DEFAULT_IDS = (1, 2, 3, 4, 5, 6)
@@ -45,67 +44,6 @@ WATCHDOG_MS = 100.0
 HW_ERROR_NAMES = {mx64.HW_INPUT_VOLTAGE: "input voltage", mx64.HW_OVERHEATING: "overheating",
                   mx64.HW_ENCODER: "motor encoder", mx64.HW_ELECTRICAL_SHOCK: "electrical shock",
                   mx64.HW_OVERLOAD: "overload"}
-# Where the error byte and the parameters sit in an SDK rx packet (protocolN_packet_handler.PKT_*).
-_ERR_AT = {2.0: 8, 1.0: 4}
-_ID_AT = {2.0: 4, 1.0: 2}
-# Protocol 1.0 error bits about the instruction (the others are hardware conditions).
-_P1_INSTRUCTION_BITS = mx64.ERRBIT_ANGLE | mx64.ERRBIT_RANGE | mx64.ERRBIT_CHECKSUM | mx64.ERRBIT_INSTRUCTION
-
-
-class ServoError(DeviceError):
-    """One servo failed: a hardware error (shutdown), no reply (lost) or a refused instruction."""
-
-    def __init__(self, servo_id: int, tendon: str, what: str, hardware_error: int = 0):
-        self.servo_id, self.tendon, self.what, self.hardware_error = servo_id, tendon, what, hardware_error
-        self.sample: ActuatorSample | None = None  # the read that found the fault, when there was one
-        super().__init__(f"MX-64 ID {servo_id} ({tendon})", what)
-
-
-class CommError(DeviceError):
-    """The bus itself failed (port, corrupted replies beyond the retries); names the servo when one."""
-
-    def __init__(self, what: str, servo_id: int | None = None, tendon: str | None = None,
-                 result: int | None = None):
-        self.servo_id, self.tendon, self.result = servo_id, tendon, result
-        device = "MX-64 bus" if servo_id is None else f"MX-64 ID {servo_id} ({tendon})"
-        super().__init__(device, what)
-
-
-@dataclass
-class BusStats:
-    """Counts since connect(): instruction packets sent, retries, failed replies; failures per servo ID."""
-
-    transactions: int = 0
-    retries: int = 0
-    timeouts: int = 0
-    corrupt: int = 0
-    status_errors: int = 0
-    goal_mismatches: int = 0
-    by_servo: dict[int, Counter] = field(default_factory=dict)
-
-    def count(self, servo_id: int, kind: str) -> None:
-        self.by_servo.setdefault(servo_id, Counter())[kind] += 1
-
-
-@dataclass(frozen=True)
-class BusEvent:
-    host_time_s: float
-    servo_id: int | None
-    kind: str       # "timeout", "corrupt", "status", "goal mismatch", "hardware error", "lost", "torque off"
-    detail: str
-
-
-class _Port(sdk.PortHandler):
-    """The SDK port with an optional floor under its ~34 ms packet timeout (for loaded hosts and twins)."""
-
-    def __init__(self, name: str, min_timeout_ms: float | None):
-        super().__init__(name)
-        self.min_timeout_ms = min_timeout_ms
-
-    def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
-        super().setPacketTimeout(packet_length)
-        if self.min_timeout_ms:
-            self.packet_timeout = max(self.packet_timeout, self.min_timeout_ms)
 
 
 def _torque_off_on_interrupt(method):
@@ -120,7 +58,7 @@ def _torque_off_on_interrupt(method):
     return wrapper
 
 
-class Mx64Bus:
+class Mx64Bus(Mx64Link):
     """Six MX-64s (tendon order FDP FDS ED DI PI LUM) commanded in tendon space; implements ``Actuators``."""
 
     def __init__(self, port: str, ids: tuple[int, ...] = DEFAULT_IDS, protocol: float = 2.0,
@@ -345,29 +283,6 @@ class Mx64Bus:
             replies[dxl_id] = (bytes(data), error)
         return replies
 
-    def _collect(self, port: _Port) -> tuple[dict[int, tuple[bytes, int]], dict[int, str]]:
-        """Status packets by ID until all have come or the packet timeout ends; returns (good, failed kinds)."""
-        pending, replies, failed = set(self.ids), {}, {}
-        err_at, id_at = _ERR_AT[self.protocol], _ID_AT[self.protocol]
-        while pending:
-            rx, result = self._ph.rxPacket(port) if self.p1 else self._ph.rxPacket(port, False)
-            if result == sdk.COMM_SUCCESS:
-                dxl_id, data = rx[id_at], bytes(rx[err_at + 1:err_at + 1 + self.read_length])
-                if dxl_id in pending:
-                    pending.discard(dxl_id)
-                    kind = self._classify(rx[err_at], len(data), self.read_length)
-                    if kind is None:
-                        replies[dxl_id] = (data, rx[err_at])
-                    else:  # a refusal is retried by unicast too, whose reply then raises with the reason
-                        failed[dxl_id] = "corrupt" if kind == "corrupt" else "status"
-            elif result == sdk.COMM_RX_CORRUPT and len(rx) > id_at and rx[id_at] in pending:
-                pending.discard(rx[id_at])  # a bad CRC: the ID is still the best guess of whose it was
-                failed[rx[id_at]] = "corrupt"
-            else:
-                failed.update({dxl_id: "timeout" for dxl_id in pending})
-                break
-        return replies, failed
-
     def _read_item(self, dxl_id: int, name: str) -> int:
         item = self.table[name]
         data = self._unicast(dxl_id, f"read {name}", self._ph.readTxRx, item.address, item.size, n_data=item.size)[0]
@@ -401,92 +316,7 @@ class Mx64Bus:
         error.sample = sample
         raise error
 
-    # ------------------------------------------------------------------ transactions
-    def _require_port(self) -> _Port:
-        if self._port is None:
-            raise DeviceError("MX-64 bus", f"{self.port} is not connected: call connect() first")
-        return self._port
-
-    def _unicast(self, dxl_id: int, what: str, fn, *args, n_data: int | None = None,
-                 after_failure: str | None = None):
-        """One instruction to one servo with bounded retries on timeouts, corrupted replies and damaged
-        instructions; returns the SDK's tuple. A refused instruction raises ServoError. ``after_failure``:
-        the kind of failure of the group read this stands in for (every try is then a retry)."""
-        port = self._require_port()
-        tries, kind = self.max_retries + (0 if after_failure else 1), after_failure or "timeout"
-        for attempt in range(tries):
-            if attempt or after_failure:
-                self.stats.retries += 1
-                self.stats.count(dxl_id, "retries")
-            self.stats.transactions += 1
-            out = fn(port, dxl_id, *args)
-            comm, error = out[-2], out[-1]
-            if comm == sdk.COMM_SUCCESS:
-                kind = self._classify(error, len(out[0]) if n_data else 0, n_data or 0)
-                if kind is None:
-                    return out
-                if kind == "refused":
-                    self._note_failure(dxl_id, "status")
-                    raise ServoError(dxl_id, self.tendon(dxl_id), f"{what} refused: {self._error_text(error)}")
-            elif comm == sdk.COMM_RX_CORRUPT:
-                kind = "corrupt"
-            elif comm == sdk.COMM_RX_TIMEOUT:
-                kind = "timeout"
-            else:
-                raise CommError(f"{what}: {self._ph.getTxRxResult(comm)}", dxl_id, self.tendon(dxl_id), comm)
-            self._note_failure(dxl_id, kind)
-        tendon, total = self.tendon(dxl_id), self.max_retries + 1
-        if what != "ping":  # a servo we can no longer hear or understand must not be left driving
-            self._event(dxl_id, "lost" if kind == "timeout" else "fault", what)
-            self._safe_torque_off()
-        if kind == "timeout":
-            raise ServoError(dxl_id, tendon, f"no reply to {what} after {total} tries "
-                                             "(unplugged, unpowered, wrong ID or baud rate?)")
-        raise CommError(f"{what}: {kind} replies after {total} tries", dxl_id, tendon)
-
-    def _classify(self, error: int, n_got: int = 0, n_expected: int = 0) -> str | None:
-        """A reply's error byte and length: None usable; "status" our instruction arrived damaged (resend);
-        "refused" the servo rejected it; "corrupt" too short (error replies carry no data)."""
-        if self.p1:
-            if error & mx64.ERRBIT_CHECKSUM:
-                return "status"
-            if error & _P1_INSTRUCTION_BITS:
-                return "refused"
-        else:
-            code = error & ~mx64.STATUS_ALERT_P2
-            if code == mx64.ERR_CRC:
-                return "status"
-            if code:
-                return "refused"
-        return "corrupt" if n_got < n_expected else None
-
-    def _error_text(self, error: int) -> str:
-        if self.p1:
-            return ", ".join(n for b, n in mx64.ERROR_BITS_P1.items() if error & b) or "none"
-        return mx64.ERROR_NAMES_P2.get(error & ~mx64.STATUS_ALERT_P2, f"error 0x{error:02X}")
-
-    def _note_failure(self, dxl_id: int, kind: str) -> None:
-        attr = {"timeout": "timeouts", "corrupt": "corrupt", "status": "status_errors"}[kind]
-        setattr(self.stats, attr, getattr(self.stats, attr) + 1)
-        self.stats.count(dxl_id, kind)
-        self._event(dxl_id, kind, "reply failed")
-
-    def _write(self, dxl_id: int, name: str, value: int) -> None:
-        item = self.table[name]
-        fn = {1: self._ph.write1ByteTxRx, 2: self._ph.write2ByteTxRx, 4: self._ph.write4ByteTxRx}[item.size]
-        self._unicast(dxl_id, f"write {name}", fn, item.address, int(value) & ((1 << 8 * item.size) - 1))
-
-    def _sync_write(self, name: str, values) -> None:
-        """One broadcast Sync Write of ``name`` to all six (no status packets come back)."""
-        port, item = self._require_port(), self.table[name]
-        group = sdk.GroupSyncWrite(port, self._ph, item.address, item.size)
-        for dxl_id, value in zip(self.ids, values, strict=True):
-            group.addParam(dxl_id, list(int(value).to_bytes(item.size, "little", signed=item.signed)))
-        self.stats.transactions += 1
-        result = group.txPacket()
-        if result != sdk.COMM_SUCCESS:
-            raise CommError(f"sync write {name}: {self._ph.getTxRxResult(result)}", result=result)
-
+    # ------------------------------------------------------------------ torque off on faults and Ctrl-C
     def _safe_torque_off(self) -> None:
         """Torque off for the fault paths: never masks the fault being reported."""
         try:
@@ -502,6 +332,3 @@ class Mx64Bus:
         self._port.is_using = False
         for _ in range(2):
             self._safe_torque_off()
-
-    def _event(self, dxl_id: int | None, kind: str, detail: str) -> None:
-        self.events.append(BusEvent(time.monotonic(), dxl_id, kind, detail))

@@ -1,0 +1,204 @@
+"""The MX-64 bus's transaction layer: instruction packets out, status packets back, every failure counted.
+
+``Mx64Link`` is the part of ``Mx64Bus`` that talks to the SDK's packet handler and knows nothing of tendons:
+unicast instructions with bounded retries, control-table writes, broadcast Sync Writes, and the receive loop
+that collects a group read's status packets by ID with the SDK's parser (GroupSyncRead.rxPacket drops the
+error byte and readRx discards other servos' packets). Each reply is classified by its error byte and length:
+usable, our instruction arrived damaged (resent), refused by the servo, or too short (corrupt). A bad or
+missing reply is retried for that servo alone by unicast, at most ``max_retries`` times, and counted in
+``stats`` / logged in ``events``; a servo still failing after the retries has torque turned off on all six
+and raises ``ServoError`` (no reply, refused) or ``CommError`` (corrupted replies, a port failure).
+
+Also here: the error types, the ``BusStats`` / ``BusEvent`` records, and ``_Port``, the SDK port with an
+optional floor under its packet timeout. The host class provides ``ids``, ``p1``, ``protocol``, ``port``,
+``table``, ``read_length``, ``max_retries``, ``stats``, ``events``, ``_port``, ``_ph``, ``tendon()`` and
+``_safe_torque_off()``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import dynamixel_sdk as sdk
+
+from . import mx64
+from .interfaces import ActuatorSample, DeviceError
+
+# Where the error byte and the parameters sit in an SDK rx packet (protocolN_packet_handler.PKT_*).
+_ERR_AT = {2.0: 8, 1.0: 4}
+_ID_AT = {2.0: 4, 1.0: 2}
+# Protocol 1.0 error bits about the instruction (the others are hardware conditions).
+_P1_INSTRUCTION_BITS = mx64.ERRBIT_ANGLE | mx64.ERRBIT_RANGE | mx64.ERRBIT_CHECKSUM | mx64.ERRBIT_INSTRUCTION
+
+
+class ServoError(DeviceError):
+    """One servo failed: a hardware error (shutdown), no reply (lost) or a refused instruction."""
+
+    def __init__(self, servo_id: int, tendon: str, what: str, hardware_error: int = 0):
+        self.servo_id, self.tendon, self.what, self.hardware_error = servo_id, tendon, what, hardware_error
+        self.sample: ActuatorSample | None = None  # the read that found the fault, when there was one
+        super().__init__(f"MX-64 ID {servo_id} ({tendon})", what)
+
+
+class CommError(DeviceError):
+    """The bus itself failed (port, corrupted replies beyond the retries); names the servo when one."""
+
+    def __init__(self, what: str, servo_id: int | None = None, tendon: str | None = None,
+                 result: int | None = None):
+        self.servo_id, self.tendon, self.result = servo_id, tendon, result
+        device = "MX-64 bus" if servo_id is None else f"MX-64 ID {servo_id} ({tendon})"
+        super().__init__(device, what)
+
+
+@dataclass
+class BusStats:
+    """Counts since connect(): instruction packets sent, retries, failed replies; failures per servo ID."""
+
+    transactions: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    corrupt: int = 0
+    status_errors: int = 0
+    goal_mismatches: int = 0
+    by_servo: dict[int, Counter] = field(default_factory=dict)
+
+    def count(self, servo_id: int, kind: str) -> None:
+        self.by_servo.setdefault(servo_id, Counter())[kind] += 1
+
+
+@dataclass(frozen=True)
+class BusEvent:
+    host_time_s: float
+    servo_id: int | None
+    kind: str       # "timeout", "corrupt", "status", "goal mismatch", "hardware error", "lost", "torque off"
+    detail: str
+
+
+class _Port(sdk.PortHandler):
+    """The SDK port with an optional floor under its ~34 ms packet timeout (for loaded hosts and twins)."""
+
+    def __init__(self, name: str, min_timeout_ms: float | None):
+        super().__init__(name)
+        self.min_timeout_ms = min_timeout_ms
+
+    def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
+        super().setPacketTimeout(packet_length)
+        if self.min_timeout_ms:
+            self.packet_timeout = max(self.packet_timeout, self.min_timeout_ms)
+
+
+class Mx64Link:
+    """Transactions on the bus for ``Mx64Bus`` (a mixin: the state it uses is its host's, see the module)."""
+
+    def _require_port(self) -> _Port:
+        if self._port is None:
+            raise DeviceError("MX-64 bus", f"{self.port} is not connected: call connect() first")
+        return self._port
+
+    def _unicast(self, dxl_id: int, what: str, fn, *args, n_data: int | None = None,
+                 after_failure: str | None = None):
+        """One instruction to one servo with bounded retries on timeouts, corrupted replies and damaged
+        instructions; returns the SDK's tuple. A refused instruction raises ServoError. ``after_failure``:
+        the kind of failure of the group read this stands in for (every try is then a retry)."""
+        port = self._require_port()
+        tries, kind = self.max_retries + (0 if after_failure else 1), after_failure or "timeout"
+        for attempt in range(tries):
+            if attempt or after_failure:
+                self.stats.retries += 1
+                self.stats.count(dxl_id, "retries")
+            self.stats.transactions += 1
+            out = fn(port, dxl_id, *args)
+            comm, error = out[-2], out[-1]
+            if comm == sdk.COMM_SUCCESS:
+                kind = self._classify(error, len(out[0]) if n_data else 0, n_data or 0)
+                if kind is None:
+                    return out
+                if kind == "refused":
+                    self._note_failure(dxl_id, "status")
+                    raise ServoError(dxl_id, self.tendon(dxl_id), f"{what} refused: {self._error_text(error)}")
+            elif comm == sdk.COMM_RX_CORRUPT:
+                kind = "corrupt"
+            elif comm == sdk.COMM_RX_TIMEOUT:
+                kind = "timeout"
+            else:
+                raise CommError(f"{what}: {self._ph.getTxRxResult(comm)}", dxl_id, self.tendon(dxl_id), comm)
+            self._note_failure(dxl_id, kind)
+        tendon, total = self.tendon(dxl_id), self.max_retries + 1
+        if what != "ping":  # a servo we can no longer hear or understand must not be left driving
+            self._event(dxl_id, "lost" if kind == "timeout" else "fault", what)
+            self._safe_torque_off()
+        if kind == "timeout":
+            raise ServoError(dxl_id, tendon, f"no reply to {what} after {total} tries "
+                                             "(unplugged, unpowered, wrong ID or baud rate?)")
+        raise CommError(f"{what}: {kind} replies after {total} tries", dxl_id, tendon)
+
+    def _classify(self, error: int, n_got: int = 0, n_expected: int = 0) -> str | None:
+        """A reply's error byte and length: None usable; "status" our instruction arrived damaged (resend);
+        "refused" the servo rejected it; "corrupt" too short (error replies carry no data)."""
+        if self.p1:
+            if error & mx64.ERRBIT_CHECKSUM:
+                return "status"
+            if error & _P1_INSTRUCTION_BITS:
+                return "refused"
+        else:
+            code = error & ~mx64.STATUS_ALERT_P2
+            if code == mx64.ERR_CRC:
+                return "status"
+            if code:
+                return "refused"
+        return "corrupt" if n_got < n_expected else None
+
+    def _error_text(self, error: int) -> str:
+        if self.p1:
+            return ", ".join(n for b, n in mx64.ERROR_BITS_P1.items() if error & b) or "none"
+        return mx64.ERROR_NAMES_P2.get(error & ~mx64.STATUS_ALERT_P2, f"error 0x{error:02X}")
+
+    def _note_failure(self, dxl_id: int, kind: str) -> None:
+        attr = {"timeout": "timeouts", "corrupt": "corrupt", "status": "status_errors"}[kind]
+        setattr(self.stats, attr, getattr(self.stats, attr) + 1)
+        self.stats.count(dxl_id, kind)
+        self._event(dxl_id, kind, "reply failed")
+
+    def _write(self, dxl_id: int, name: str, value: int) -> None:
+        item = self.table[name]
+        fn = {1: self._ph.write1ByteTxRx, 2: self._ph.write2ByteTxRx, 4: self._ph.write4ByteTxRx}[item.size]
+        self._unicast(dxl_id, f"write {name}", fn, item.address, int(value) & ((1 << 8 * item.size) - 1))
+
+    def _sync_write(self, name: str, values) -> None:
+        """One broadcast Sync Write of ``name`` to all six (no status packets come back)."""
+        port, item = self._require_port(), self.table[name]
+        group = sdk.GroupSyncWrite(port, self._ph, item.address, item.size)
+        for dxl_id, value in zip(self.ids, values, strict=True):
+            group.addParam(dxl_id, list(int(value).to_bytes(item.size, "little", signed=item.signed)))
+        self.stats.transactions += 1
+        result = group.txPacket()
+        if result != sdk.COMM_SUCCESS:
+            raise CommError(f"sync write {name}: {self._ph.getTxRxResult(result)}", result=result)
+
+    def _collect(self, port: _Port) -> tuple[dict[int, tuple[bytes, int]], dict[int, str]]:
+        """Status packets by ID until all have come or the packet timeout ends; returns (good, failed kinds)."""
+        pending, replies, failed = set(self.ids), {}, {}
+        err_at, id_at = _ERR_AT[self.protocol], _ID_AT[self.protocol]
+        while pending:
+            rx, result = self._ph.rxPacket(port) if self.p1 else self._ph.rxPacket(port, False)
+            if result == sdk.COMM_SUCCESS:
+                dxl_id, data = rx[id_at], bytes(rx[err_at + 1:err_at + 1 + self.read_length])
+                if dxl_id in pending:
+                    pending.discard(dxl_id)
+                    kind = self._classify(rx[err_at], len(data), self.read_length)
+                    if kind is None:
+                        replies[dxl_id] = (data, rx[err_at])
+                    else:  # a refusal is retried by unicast too, whose reply then raises with the reason
+                        failed[dxl_id] = "corrupt" if kind == "corrupt" else "status"
+            elif result == sdk.COMM_RX_CORRUPT and len(rx) > id_at and rx[id_at] in pending:
+                pending.discard(rx[id_at])  # a bad CRC: the ID is still the best guess of whose it was
+                failed[rx[id_at]] = "corrupt"
+            else:
+                failed.update({dxl_id: "timeout" for dxl_id in pending})
+                break
+        return replies, failed
+
+    def _event(self, dxl_id: int | None, kind: str, detail: str) -> None:
+        self.events.append(BusEvent(time.monotonic(), dxl_id, kind, detail))
