@@ -1,0 +1,102 @@
+"""What flows through the application: self-describing streams of timestamped records.
+
+Every device stream (actuators, DAQ, mocap, later the live model and interlocks) is described once by a
+``StreamSpec`` — its fields with dtype, per-sample shape, units and a description — and then emits
+``Record`` blocks: n samples of every field, the first axis being time. Every record carries the host
+monotonic time of each sample (``host_time_s``) and, where the device has one, its own clock as an
+ordinary field (DAQ sample index, NatNet frame number and timestamp, Dynamixel Realtime Tick). The hub
+hands records to consumers; the recorder writes one HDF5 dataset per field; replay reads them back into
+the same records. Bluesky's descriptor/event documents are the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+HOST_TIME = "host_time_s"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    dtype: str                      # numpy dtype string: "f8", "i8", "u1", "?" ...
+    shape: tuple[int, ...] = ()     # per-sample shape, e.g. (6,) for six tendons
+    units: str = ""                 # "N", "m", "rad", "V", "s", "" for counts and flags
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """A stream's descriptor: its name, what device it comes from, its fields (host time is implied)."""
+
+    name: str                       # "actuators", "daq", "mocap", "model", "interlocks" ...
+    device: str                     # "MX-64 bus", "USB-6210 Dev1", "OptiTrack", "twin" ...
+    fields: tuple[FieldSpec, ...]
+    nominal_rate_hz: float | None = None
+    device_clock: str | None = None  # the field that is the device's own clock, if any
+
+    def __post_init__(self):
+        names = [f.name for f in self.fields]
+        if HOST_TIME in names or len(set(names)) != len(names):
+            raise ValueError(f"stream {self.name}: field names must be unique and not {HOST_TIME!r}: {names}")
+        if self.device_clock is not None and self.device_clock not in names:
+            raise ValueError(f"stream {self.name}: device clock {self.device_clock!r} is not one of its fields")
+
+    def field(self, name: str) -> FieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"stream {self.name} has no field {name!r}")
+
+
+@dataclass
+class Record:
+    """n samples of one stream: ``host_time_s`` (n,) and each field (n, *shape)."""
+
+    stream: str
+    host_time_s: np.ndarray
+    data: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.host_time_s.shape[0])
+
+    def validate(self, spec: StreamSpec) -> None:
+        """Raise ValueError naming the stream and field if the record does not match its descriptor."""
+        n = len(self)
+        if self.host_time_s.ndim != 1:
+            raise ValueError(f"stream {spec.name}: host_time_s must be 1-D, got shape {self.host_time_s.shape}")
+        missing = {f.name for f in spec.fields} - set(self.data)
+        extra = set(self.data) - {f.name for f in spec.fields}
+        if missing or extra:
+            raise ValueError(f"stream {spec.name}: missing fields {sorted(missing)}, unknown fields {sorted(extra)}")
+        for f in spec.fields:
+            arr = np.asarray(self.data[f.name])
+            if arr.shape != (n, *f.shape):
+                raise ValueError(f"stream {spec.name}: field {f.name} has shape {arr.shape}, "
+                                 f"expected {(n, *f.shape)}")
+
+    @staticmethod
+    def single(stream: str, host_time_s: float, **values) -> Record:
+        """A one-sample record from scalars/arrays (adds the leading time axis)."""
+        return Record(stream, np.array([host_time_s], dtype=float),
+                      {k: np.asarray(v)[None, ...] for k, v in values.items()})
+
+    @staticmethod
+    def concatenate(records: list[Record]) -> Record:
+        if not records:
+            raise ValueError("nothing to concatenate")
+        keys = records[0].data.keys()
+        return Record(records[0].stream, np.concatenate([r.host_time_s for r in records]),
+                      {k: np.concatenate([np.asarray(r.data[k]) for r in records]) for k in keys})
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened: phase change, fault, operator action. Goes into the file's events table."""
+
+    host_time_s: float
+    kind: str                       # "phase", "fault", "operator", "device", "overflow", "drop" ...
+    source: str                     # who says so: "runner", "actuators", "daq", "operator" ...
+    message: str
