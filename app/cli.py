@@ -32,6 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim_commands.add_parser(sub)
     twin_commands.add_parser(sub)
 
+    verify = sub.add_parser("verify", help="check a session file and report what a crash left")
+    verify.add_argument("file", help="session .h5 file")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.set_defaults(run=_lazy("verify"))
+
+    replay = sub.add_parser("replay", help="play a recorded session back through the live stream interfaces")
+    replay.add_argument("file", help="session .h5 file")
+    replay.add_argument("--speed", default="1", help="1 = real time, N = N times faster, max = as fast as possible")
+    replay.add_argument("--loop", action="store_true", help="start again at the end")
+    replay.add_argument("--json", action="store_true", help="print the summary as JSON")
+    replay.set_defaults(run=_lazy("replay_cli"))
+
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
     bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
@@ -43,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
     bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_bus.set_defaults(run=_run_bench_bus)
+    bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
+    bench_record.add_argument("--seconds", type=float, default=120.0, help="how long to sustain the load")
+    bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_record.set_defaults(run=_lazy("bench_record"))
     return parser
 
 
@@ -69,6 +85,17 @@ def _run_bench_sim(args: argparse.Namespace) -> int:
     from uartlab.app import bench_sim
 
     return bench_sim.main(args)
+
+
+def _lazy(module: str):
+    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return importlib.import_module(f"uartlab.app.{module}").main(args)
+
+    return run
 
 
 def _run_bench_bus(args: argparse.Namespace) -> int:
