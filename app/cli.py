@@ -27,10 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_run_doctor)
 
-    from uartlab.app import sim_commands, twin_commands
+    from uartlab.app import record_cli, sim_commands, twin_commands
 
     sim_commands.add_parser(sub)
     twin_commands.add_parser(sub)
+    record_cli.add_parser(sub)
 
     verify = sub.add_parser("verify", help="check a session file and report what a crash left")
     verify.add_argument("file", help="session .h5 file")
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
     bench_record.add_argument("--seconds", type=float, default=120.0, help="how long to sustain the load")
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_lazy("bench_record"))
     return parser
 

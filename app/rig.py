@@ -309,6 +309,7 @@ class Rig:
 
     def _daq_loop(self, stream: _Stream) -> None:
         cols = self.daq.columns
+        last_time: float | None = None
         for block in self.daq.blocks(timeout_s=2.0):
             n, v = len(block.volts), block.volts
             if block.gap_before:
@@ -322,7 +323,13 @@ class Rig:
             stream.sync.observe(index[-1] / block.rate_hz, block.host_time_s)
             # Per-sample host times from the sample clock through the clock sync: evenly spaced, and free
             # of the USB/RPC jitter that back-dating each block from its arrival would carry.
-            record = Record("daq", np.asarray(stream.sync.to_host(index / block.rate_hz), dtype=float), {
+            times = np.asarray(stream.sync.to_host(index / block.rate_hz), dtype=float)
+            if last_time is not None and times[0] <= last_time:
+                # The offset estimate moved earlier (a faster block arrived): hold time monotonic rather
+                # than step back; the shift is at most the USB/RPC jitter, a few ms.
+                times += last_time + 1.0 / block.rate_hz - times[0]
+            last_time = times[-1]
+            record = Record("daq", times, {
                 "sample_index": index,
                 "read_host_time_s": np.full(n, block.host_time_s),
                 "pot_V": v[:, cols["pots"]],

@@ -1,0 +1,48 @@
+"""`uartlab record`: bring the rig up from rig.toml (the twin by default) and record every stream."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from .rig import Rig
+from .rig_config import default_rig_config, load_rig_config
+from .session import RecordingSession
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("record", help="record every stream of the rig (the twin unless --rig says otherwise)")
+    p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
+    p.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    p.add_argument("--operator", default="", help="who runs the session")
+    p.add_argument("--notes", default="", help="free text stored with the session")
+    p.set_defaults(run=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    config = load_rig_config(args.rig) if args.rig else default_rig_config()
+    folder = args.out or config.recording.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with Rig(config) as rig:
+        session = RecordingSession(rig, path, operator=args.operator, notes=args.notes)
+        print(f"recording {path} (Ctrl-C to stop)", flush=True)
+        started = time.monotonic()
+        try:
+            while not stop.wait(0.5):
+                if args.seconds is not None and time.monotonic() - started >= args.seconds:
+                    break
+        finally:
+            summary = session.close()
+    counts = {name: length for name, length in session.recorder.flushed.items()}
+    print(f"session file {path}: " + ", ".join(f"{name} {n} samples" for name, n in counts.items()))
+    lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+    print("nothing was dropped." if not lost else f"{lost} samples were dropped (recorded in the file's events).")
+    return 0

@@ -1,0 +1,118 @@
+"""A recording session: every stream and event of a running rig, from the hub into one HDF5 file.
+
+The recorder is a hub consumer like any other (DESIGN: the live model, GUI and interlocks are too): it
+subscribes with a deep queue on its own thread, so a slow disk can never stall acquisition or control;
+anything the hub had to drop for it is counted and written into the file at close, with each device's
+clock offset and drift, so the file says how its streams line up and what, if anything, is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from importlib import resources
+from pathlib import Path
+
+from .recorder import SessionRecorder
+from .streams import Event, Record
+
+QUEUE_RECORDS = 200_000  # ~3 min of every stream at full rate: the recorder falls behind, not the rig
+
+
+def rig_texts(rig) -> tuple[str, dict[str, str]]:
+    """The rig config text and the calibration files it uses, to embed verbatim in the session file."""
+    cfg = rig.config
+    source = Path(cfg.source) if cfg.source and not cfg.source.startswith("<") else None
+    config_text = source.read_text(encoding="utf-8") if source and source.exists() else repr(cfg)
+    cal = cfg.nano17.calibration_file
+    if cal is not None:
+        calibrations = {Path(cal).name: Path(cal).read_text(encoding="utf-8", errors="replace")}
+    else:
+        ref = resources.files("uartlab.drivers.twins") / "data" / "twin_nano17.cal"
+        calibrations = {"twin_nano17.cal": ref.read_text(encoding="utf-8", errors="replace")}
+    calibrations["sea.json"] = json.dumps({"sea": repr(cfg.sea)})
+    return config_text, calibrations
+
+
+class RecordingSession:
+    """Record a started rig into ``path`` until ``close()``."""
+
+    def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
+                 flush_interval_s: float | None = None):
+        config_text, calibrations = rig_texts(rig)
+        flush = flush_interval_s if flush_interval_s is not None else rig.config.recording.flush_interval_s
+        self.rig = rig
+        self.recorder = SessionRecorder(path, {"operator": operator, "notes": notes, "config_text": config_text,
+                                               "calibration_texts": calibrations}, flush_interval_s=flush)
+        for spec in rig.hub.specs.values():
+            self.recorder.add_stream(spec)
+        self._sub = rig.hub.subscribe("recorder", maxsize=QUEUE_RECORDS)
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="recording-session", daemon=True)
+        self._thread.start()
+
+    @property
+    def path(self) -> str:
+        return self.recorder.path
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                item = self._sub.get(timeout_s=0.1)
+                if item is not None:
+                    self._write(item)
+            for item in self._sub.drain():
+                self._write(item)
+        except BaseException as exc:  # noqa: BLE001 - recorded, reported at close; acquisition goes on
+            self._error = exc
+            self.rig.hub.event("fault", "recorder", f"recording stopped: {exc}")
+
+    def _write(self, item: Record | Event) -> None:
+        if isinstance(item, Event):
+            self.recorder.event(item)
+        elif item.stream in self.recorder.specs:
+            self.recorder.write(item)
+
+    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int = 0) -> None:
+        self.recorder.begin_trial(name, protocol, parameters, repeat)
+
+    def end_trial(self, outcome: str) -> None:
+        self.recorder.end_trial(outcome)
+
+    def close(self) -> dict:
+        """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary."""
+        self._stop.set()
+        self._thread.join(timeout=30)
+        summary = {
+            "hub_drops": self.rig.hub.drop_counts(),
+            "recorder_drops": dict(self.recorder.dropped),
+            "clock_sync": {name: _as_dict(sync.estimate()) for name, sync in self.rig.clock_sync().items()},
+            "closed_host_time_s": time.monotonic(),
+        }
+        # One short event per fact: the events table keeps each message to 512 bytes.
+        now = time.monotonic()
+        for device, estimate in summary["clock_sync"].items():
+            self.recorder.event(Event(now, "clock", device, json.dumps(estimate, default=float)))
+        self.recorder.event(Event(now, "drops", "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
+        self.recorder.event(Event(now, "drops", "recorder", json.dumps(summary["recorder_drops"])))
+        self._sub.close()
+        self.recorder.close()
+        if self._error is not None:
+            raise self._error
+        return summary
+
+    def __enter__(self) -> RecordingSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _as_dict(estimate) -> dict:
+    if estimate is None:
+        return {}
+    if hasattr(estimate, "__dataclass_fields__"):
+        return {k: getattr(estimate, k) for k in estimate.__dataclass_fields__}
+    return dict(estimate)
