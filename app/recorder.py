@@ -111,6 +111,7 @@ class SessionRecorder:
         self._pending_bytes = 0
         self._lock = threading.Lock()        # guards the pending lists (held for microseconds)
         self._flush_lock = threading.Lock()  # one drain at a time: writer thread, flush(), close()
+        self._start_lock = threading.Lock()
         self._trials_dirty = False
         self._ds: dict[str, dict[str, h5py.Dataset]] = {}
         self._wake = threading.Event()
@@ -177,14 +178,15 @@ class SessionRecorder:
 
     def start(self) -> None:
         """Switch to SWMR and start the writer thread (the first write, event or trial does it implicitly)."""
-        if self._thread is not None:
-            return
-        try:
-            self._file.swmr_mode = True
-        except OSError as exc:
-            raise RecordingError(self._explain(exc, "cannot start SWMR mode")) from exc
-        self._thread = threading.Thread(target=self._run, name="session-recorder", daemon=True)
-        self._thread.start()
+        with self._start_lock:  # writes, events and trials may arrive first from different threads
+            if self._thread is not None:
+                return
+            try:
+                self._file.swmr_mode = True
+            except OSError as exc:
+                raise RecordingError(self._explain(exc, "cannot start SWMR mode")) from exc
+            self._thread = threading.Thread(target=self._run, name="session-recorder", daemon=True)
+            self._thread.start()
 
     # ------------------------------------------------------------ recording (any thread)
     def write(self, record: Record) -> None:

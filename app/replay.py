@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import h5py
 import numpy as np
+from uartlab.app.hub import Hub
 from uartlab.app.streams import HOST_TIME, Event, FieldSpec, Record, StreamSpec
 
 
@@ -167,7 +168,9 @@ class ReplayRig:
     """A recorded session presented as live streams: subscribers get Records paced by their host times.
 
     ``speed`` is a factor of real time (1.0, 10.0 ...) or "max" (no pacing). ``records()`` is the pull API;
-    ``subscribe()`` + ``start()`` run it on a thread and push (the hub's API). ``seek(t)`` jumps to a
+    ``start()`` runs it on a thread and publishes into ``self.hub`` — a Hub with the recorded stream specs,
+    the same interface the live Rig offers (``rig.hub.subscribe(...)``), so consumers cannot tell live from
+    recorded data; ``subscribe(callback)`` is a shortcut for a callback on that thread. ``seek(t)`` jumps to a
     recorded host time; ``loop`` starts over at the end. Records keep their recorded ``host_time_s``.
     """
 
@@ -179,6 +182,9 @@ class ReplayRig:
         # 10 ms of recorded time per delivery: the DAQ's 5 ms blocks arrive in about the same rhythm live
         self.window_s = float(window_s)
         self.specs = {n: s for n, s in self.file.streams.items() if streams is None or n in streams}
+        self.hub = Hub()
+        for spec in self.specs.values():
+            self.hub.register(spec)
         self._subscribers: list[Callable[[Record], None]] = []
         self._seek_to: float | None = None
         self._stop = threading.Event()
@@ -227,6 +233,7 @@ class ReplayRig:
 
     def _run(self) -> None:
         for rec in self.records():
+            self.hub.publish(rec)
             for cb in self._subscribers:
                 cb(rec)
 

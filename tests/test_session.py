@@ -71,3 +71,16 @@ def test_replay_gives_back_the_same_samples_and_timestamps(recorded):
         np.testing.assert_array_equal(times, want.host_time_s)
         for name, values in want.data.items():
             np.testing.assert_array_equal(np.concatenate([r.data[name] for r in rec]), values, err_msg=name)
+
+
+@pytest.mark.slow
+def test_replay_publishes_into_a_hub_like_the_live_rig(recorded):
+    path, _, _ = recorded
+    replay = ReplayRig(path, speed="max")
+    sub = replay.hub.subscribe("consumer", maxsize=1_000_000)
+    replay.start()
+    assert replay.wait(60)
+    records = [r for r in sub.drain() if getattr(r, "stream", None) == "daq"]
+    with SessionFile(path) as f:
+        np.testing.assert_array_equal(np.concatenate([r.host_time_s for r in records]), f.host_times("daq"))
+    assert set(replay.hub.specs) == {"actuators", "daq", "mocap"}
