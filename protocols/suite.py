@@ -1,0 +1,370 @@
+"""Protocol suite files (TOML): what a session runs, validated before anything moves.
+
+    [suite]
+    name = "free_motion"
+    description = "..."
+    repeats = 5                    # each trial, unless the trial overrides it
+    [suite.settle]                 # when a trial counts as finished (the paper's steady-state rule)
+    speed_deg_s = 0.1
+    hold_s = 0.1
+    timeout_s = 20.0
+    [suite.limits]                 # the interlocks' thresholds; amplitudes are checked against them here
+    max_excursion_mm = 20.0        # or per tendon: max_excursion_mm = { FDP = 20.0, ED = 10.0 }
+    max_tendon_force_N = 40.0
+    max_fingertip_force_N = 15.0
+
+    [[trial]]
+    name = "free/FDP"
+    pose = "Flex"                  # Flex, Hook or Curl
+    pulls = [{ tendon = "FDP", amplitude_mm = 15.0, duration_s = 4.0, start_s = 0.0 }]
+    surface_angle_deg = 45.0       # optional: present = a surface-contact trial
+    return = true                  # back to zero excursion after it settled
+    repeats = 3                    # optional override
+
+Every problem is reported as ``file:LINE: key: reason`` (keys like ``trial[3].pulls[0].tendon``), all of
+them at once, so a protocol is fixed in one pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from uartlab.drivers.interfaces import ConfigError
+from uartlab.sim.inputs import Sigmoid as SimSigmoid
+from uartlab.sim.names import POSES, TENDONS
+from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
+from uartlab.sim.toml_lines import line_of_key
+
+from .trajectories import Trajectory
+
+BUILTIN_SUITES: tuple[str, ...] = ("free_motion", "surface_contact")
+
+# Defaults. Settle: the paper's rule, "all joint angle velocities were less than 0.1 deg/s"; the hold
+# and timeout match sim.integrators (STEADY_HOLD_S) and Finger.simulate (settle_timeout_s).
+DEFAULT_SPEED_DEG_S = 0.1
+DEFAULT_HOLD_S = 0.1
+DEFAULT_TIMEOUT_S = 20.0
+# Limits, est.: the paper pulls at most 15 mm, so 20 mm leaves margin without letting a typo (150) through;
+# 40 N keeps the SEA springs well inside their travel; 15 N is below the Nano17's 17 N rated Fz.
+DEFAULT_MAX_EXCURSION_MM = 20.0
+DEFAULT_MAX_TENDON_FORCE_N = 40.0
+DEFAULT_MAX_FINGERTIP_FORCE_N = 15.0
+
+_SUITE_KEYS = {"name", "description", "repeats", "settle", "limits"}
+_SETTLE_KEYS = {"speed_deg_s", "hold_s", "timeout_s"}
+_LIMIT_KEYS = {"max_excursion_mm", "max_tendon_force_N", "max_fingertip_force_N"}
+_TRIAL_KEYS = {"name", "pose", "pulls", "surface_angle_deg", "return", "repeats"}
+_PULL_KEYS = {"tendon", "amplitude_mm", "duration_s", "start_s"}
+
+
+class SuiteError(ConfigError):
+    """A suite file is wrong; ``errors`` holds every ``file:line: key: reason`` found."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        super().__init__("\n".join(errors))
+
+
+@dataclass(frozen=True)
+class Settle:
+    speed_deg_s: float = DEFAULT_SPEED_DEG_S
+    hold_s: float = DEFAULT_HOLD_S
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_excursion_mm: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TENDONS,
+                                                                                       DEFAULT_MAX_EXCURSION_MM))
+    max_tendon_force_N: float = DEFAULT_MAX_TENDON_FORCE_N
+    max_fingertip_force_N: float = DEFAULT_MAX_FINGERTIP_FORCE_N
+
+
+@dataclass(frozen=True)
+class Pull:
+    tendon: str
+    amplitude_mm: float
+    duration_s: float = DURATION_S
+    start_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SuiteTrial:
+    name: str
+    pose: str
+    pulls: tuple[Pull, ...]
+    surface_angle_deg: float | None = None
+    return_to_start: bool = False
+    repeats: int = REPEATS
+
+    @property
+    def kind(self) -> str:
+        return "free" if self.surface_angle_deg is None else "contact"
+
+    def trajectory(self, return_at_s: float | None = None) -> Trajectory:
+        """The pulls as excursion data; with ``return_at_s`` every pulled tendon then returns to 0."""
+        return Trajectory.pulls(((p.tendon, p.amplitude_mm * 1e-3, p.duration_s, p.start_s) for p in self.pulls),
+                                return_at_s if self.return_to_start else None)
+
+    def sim_trial(self) -> Trial:
+        """The same trial as sim.scenarios describes it, for trial_start and comparisons."""
+        pulls = tuple(SimSigmoid(p.tendon, p.amplitude_mm * 1e-3, p.duration_s, p.start_s) for p in self.pulls)
+        return Trial(self.kind, self.pose, pulls, self.surface_angle_deg)
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    repeats: int
+    settle: Settle
+    limits: Limits
+    trials: tuple[SuiteTrial, ...]
+    source: str          # the file name errors and the session file refer to
+    text: str            # the exact file text, stored in the session file
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------ loading
+def load_suite(path: str | Path) -> Suite:
+    path = Path(path)
+    return parse_suite(path.read_text(encoding="utf-8"), str(path))
+
+
+def builtin_suite(name: str) -> Suite:
+    """One of the paper's suites shipped with the package ("free_motion", "surface_contact")."""
+    if name not in BUILTIN_SUITES:
+        raise ConfigError(f"unknown built-in suite {name!r}; expected one of {', '.join(BUILTIN_SUITES)}")
+    text = resources.files("uartlab.protocols").joinpath("suites", f"{name}.toml").read_text(encoding="utf-8")
+    return parse_suite(text, f"{name}.toml")
+
+
+def resolve_suite(name_or_path: str) -> Suite:
+    """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts)."""
+    if name_or_path in BUILTIN_SUITES:
+        return builtin_suite(name_or_path)
+    return load_suite(name_or_path)
+
+
+def parse_suite(text: str, name: str = "<suite>") -> Suite:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError([f"{name}: {exc}"]) from exc
+    return _Parser(text, name).suite(data)
+
+
+class _Parser:
+    """Reads one file; every check appends to ``errors`` so all of them are reported together."""
+
+    def __init__(self, text: str, name: str):
+        self.text, self.name, self.errors = text, name, []
+
+    def error(self, key: str, reason: str) -> None:
+        line = key_line(self.text, key)
+        self.errors.append(f"{self.name}:{line}: {key}: {reason}" if line else f"{self.name}: {key}: {reason}")
+
+    def unknown(self, prefix: str, table: dict, allowed: set[str]) -> None:
+        for k in table:
+            if k not in allowed:
+                self.error(f"{prefix}.{k}" if prefix else k,
+                           f"unknown key; expected one of {', '.join(sorted(allowed))}")
+
+    def number(self, key: str, value: object, default: float, positive: bool = True) -> float:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.error(key, f"must be a number, got {value!r}")
+            return default
+        if positive and value <= 0:
+            self.error(key, f"must be > 0, got {value!r}")
+        return float(value)
+
+    def integer(self, key: str, value: object, default: int) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.error(key, f"must be a whole number >= 1, got {value!r}")
+            return default
+        return value
+
+    def string(self, key: str, value: object, default: str = "") -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            self.error(key, f"must be a string, got {value!r}")
+            return default
+        return value
+
+    def table(self, key: str, value: object) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.error(key, f"must be a table, got {value!r}")
+            return {}
+        return value
+
+    def suite(self, data: dict) -> Suite:
+        self.unknown("", data, {"suite", "trial"})
+        head = self.table("suite", data.get("suite"))
+        if "suite" not in data:
+            self.error("suite", "missing [suite] table")
+        self.unknown("suite", head, _SUITE_KEYS)
+        name = self.string("suite.name", head.get("name"))
+        if not name and "suite" in data:
+            self.error("suite.name", "missing: every suite needs a name")
+        repeats = self.integer("suite.repeats", head.get("repeats"), REPEATS)
+        settle = self.settle(self.table("suite.settle", head.get("settle")))
+        limits = self.limits(self.table("suite.limits", head.get("limits")))
+        raw_trials = data.get("trial", [])
+        if not isinstance(raw_trials, list) or not raw_trials:
+            self.error("trial", "needs at least one [[trial]]")
+            raw_trials = []
+        trials, seen = [], set()
+        for i, raw in enumerate(raw_trials):
+            trial = self.trial(i, raw, repeats, limits)
+            if trial is None:
+                continue
+            if trial.name in seen:
+                self.error(f"trial[{i}].name", f"duplicate trial name {trial.name!r}")
+            seen.add(trial.name)
+            trials.append(trial)
+        if self.errors:
+            raise SuiteError(self.errors)
+        return Suite(name, self.string("suite.description", head.get("description")), repeats, settle, limits,
+                     tuple(trials), self.name, self.text)
+
+    def settle(self, t: dict) -> Settle:
+        self.unknown("suite.settle", t, _SETTLE_KEYS)
+        return Settle(*(self.number(f"suite.settle.{k}", t.get(k), d)
+                        for k, d in (("speed_deg_s", DEFAULT_SPEED_DEG_S), ("hold_s", DEFAULT_HOLD_S),
+                                     ("timeout_s", DEFAULT_TIMEOUT_S))))
+
+    def limits(self, t: dict) -> Limits:
+        self.unknown("suite.limits", t, _LIMIT_KEYS)
+        key = "suite.limits.max_excursion_mm"
+        raw = t.get("max_excursion_mm")
+        per_tendon = dict.fromkeys(TENDONS, DEFAULT_MAX_EXCURSION_MM)
+        if isinstance(raw, dict):
+            for tendon, value in raw.items():
+                canon = _tendon(tendon)
+                if canon is None:
+                    self.error(f"{key}.{tendon}", f"unknown tendon; expected one of {', '.join(TENDONS)}")
+                else:
+                    per_tendon[canon] = self.number(f"{key}.{tendon}", value, DEFAULT_MAX_EXCURSION_MM)
+        elif raw is not None:
+            per_tendon = dict.fromkeys(TENDONS, self.number(key, raw, DEFAULT_MAX_EXCURSION_MM))
+        return Limits(per_tendon,
+                      self.number("suite.limits.max_tendon_force_N", t.get("max_tendon_force_N"),
+                                  DEFAULT_MAX_TENDON_FORCE_N),
+                      self.number("suite.limits.max_fingertip_force_N", t.get("max_fingertip_force_N"),
+                                  DEFAULT_MAX_FINGERTIP_FORCE_N))
+
+    def trial(self, i: int, raw: object, repeats: int, limits: Limits) -> SuiteTrial | None:
+        k = f"trial[{i}]"
+        if not isinstance(raw, dict):
+            self.error(k, "must be a [[trial]] table")
+            return None
+        self.unknown(k, raw, _TRIAL_KEYS)
+        name = self.string(f"{k}.name", raw.get("name"))
+        if not name:
+            self.error(f"{k}.name", "missing: every trial needs a name")
+        pose = self.string(f"{k}.pose", raw.get("pose"))
+        canon_pose = next((p for p in POSES if p.lower() == pose.lower()), None)
+        if canon_pose is None:
+            self.error(f"{k}.pose", f"unknown pose {pose!r}; expected one of {', '.join(POSES)}")
+        angle = raw.get("surface_angle_deg")
+        if angle is not None:
+            angle = self.number(f"{k}.surface_angle_deg", angle, 0.0, positive=False)
+        back = raw.get("return", False)
+        if not isinstance(back, bool):
+            self.error(f"{k}.return", f"must be true or false, got {back!r}")
+            back = False
+        pulls = self.pulls(k, raw.get("pulls"), limits)
+        return SuiteTrial(name, canon_pose or "Flex", pulls, angle, back,
+                          self.integer(f"{k}.repeats", raw.get("repeats"), repeats))
+
+    def pulls(self, k: str, raw: object, limits: Limits) -> tuple[Pull, ...]:
+        if not isinstance(raw, list) or not raw:
+            self.error(f"{k}.pulls", "needs at least one pull: [{ tendon = ..., amplitude_mm = ..., "
+                                     "duration_s = ... }]")
+            return ()
+        out, seen = [], set()
+        for j, p in enumerate(raw):
+            pk = f"{k}.pulls[{j}]"
+            if not isinstance(p, dict):
+                self.error(pk, f"must be a table {{ tendon = ..., amplitude_mm = ... }}, got {p!r}")
+                continue
+            self.unknown(pk, p, _PULL_KEYS)
+            tendon = _tendon(self.string(f"{pk}.tendon", p.get("tendon")))
+            if tendon is None:
+                self.error(f"{pk}.tendon", f"unknown tendon {p.get('tendon')!r}; expected one of {', '.join(TENDONS)}")
+            elif tendon in seen:
+                self.error(f"{pk}.tendon", f"{tendon} is pulled twice in one trial")
+            seen.add(tendon)
+            amplitude = self.number(f"{pk}.amplitude_mm", p.get("amplitude_mm"), math.nan, positive=False)
+            if "amplitude_mm" not in p:
+                self.error(f"{pk}.amplitude_mm", "missing")
+            elif tendon is not None and abs(amplitude) > limits.max_excursion_mm[tendon]:
+                self.error(f"{pk}.amplitude_mm", f"{amplitude:g} mm is beyond the limit max_excursion_mm = "
+                                                 f"{limits.max_excursion_mm[tendon]:g} mm for {tendon}")
+            duration = self.number(f"{pk}.duration_s", p.get("duration_s"), DURATION_S)
+            start = self.number(f"{pk}.start_s", p.get("start_s"), 0.0, positive=False)
+            if start < 0:
+                self.error(f"{pk}.start_s", f"must be >= 0 s, got {start:g}")
+            out.append(Pull(tendon or "FDP", amplitude, duration, start))
+        return tuple(out)
+
+
+def _tendon(name: str) -> str | None:
+    return next((t for t in TENDONS if t.lower() == str(name).lower()), None)
+
+
+# ------------------------------------------------------------------ lines of array-of-table keys
+_INDEXED = re.compile(r"^(\w+)\[(\d+)\]\.?(.*)$")
+
+
+def key_line(text: str, key: str) -> int | None:
+    """Line of a key, also inside ``[[trial]]`` tables and inline arrays: ``trial[3].pulls[0].tendon``.
+
+    sim.toml_lines does not know arrays of tables, so for an indexed key we find the Nth ``[[trial]]``
+    header, then the key in that block, then the Nth inline table of an inline array.
+    """
+    m = _INDEXED.match(key)
+    if not m:
+        return line_of_key(text, key)
+    table, index, rest = m.group(1), int(m.group(2)), m.group(3)
+    lines = text.splitlines()
+    headers = [n for n, raw in enumerate(lines) if re.match(rf"^\s*\[\[\s*{re.escape(table)}\s*\]\]", raw)]
+    if index >= len(headers):
+        return None
+    start = headers[index]
+    end = next((n for n in range(start + 1, len(lines)) if re.match(r"^\s*\[", lines[n])), len(lines))
+    if not rest:
+        return start + 1
+    sub = _INDEXED.match(rest)
+    name, tail = (sub.group(1), sub.group(3)) if sub else (rest.split(".")[0], "")
+    key_at = next((n for n in range(start, end) if re.match(rf"^\s*{re.escape(name)}\s*=", lines[n])), None)
+    if key_at is None:
+        return start + 1
+    if not sub:
+        return key_at + 1
+    # Walk the inline array: the Nth "{" from the key line, then the inner key within that table.
+    body = "\n".join(line.split("#", 1)[0] for line in lines[key_at:end])
+    opens = [pos for pos, ch in enumerate(body) if ch == "{"]
+    if int(sub.group(2)) >= len(opens):
+        return key_at + 1
+    pos = opens[int(sub.group(2))]
+    close = body.find("}", pos)
+    inner = re.compile(rf"\b{re.escape(tail.split('.')[0])}\s*=").search(body, pos, close) if tail else None
+    at = inner.start() if inner else pos
+    return key_at + 1 + body.count("\n", 0, at)
