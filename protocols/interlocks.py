@@ -1,0 +1,112 @@
+"""Interlocks: the checks the runner evaluates every control tick against the latest observations.
+
+Pure logic (no threads, no devices) so the safety rules are tested exactly as they run. A trip LATCHES:
+a fault that cleared itself (a force spike, a stream that came back) is still a fault the operator must
+see and acknowledge with ``reset()`` before anything moves again.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from uartlab.sim.names import TENDONS
+
+from .suite import Limits
+
+# Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz and the DAQ delivers
+# blocks every ~50 ms, so 0.25 s is several missed updates, yet short against a 4 s pull.
+DEFAULT_MAX_STREAM_AGE_S: dict[str, float] = {"actuators": 0.25, "daq": 0.25}
+
+
+class InterlockTrip(RuntimeError):
+    """Raised by callers that prefer exceptions; carries the Trip's one-sentence reason."""
+
+    def __init__(self, trip: Trip):
+        self.trip = trip
+        super().__init__(trip.reason)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The latest value of everything the runner and interlocks look at, as of one control tick."""
+
+    tendon_force_N: np.ndarray                     # (6,) SEA forces, tendon order FDP FDS ED DI PI LUM
+    excursion_m: np.ndarray                        # (6,) measured excursions
+    hardware_error: np.ndarray = field(default_factory=lambda: np.zeros(6, dtype=int))  # (6,) MX-64 byte
+    joint_speed_deg_s: np.ndarray = field(default_factory=lambda: np.zeros(4))          # (4,) |dq/dt|
+    stream_age_s: dict[str, float] = field(default_factory=dict)  # now - host time of each stream's last sample
+    saturated: bool = False                        # Nano17 saturation flag
+
+
+@dataclass(frozen=True)
+class Trip:
+    check: str          # "force", "excursion", "hardware_error", "saturation", "stale_stream"
+    subject: str        # the tendon, servo or stream it is about ("" for the Nano17)
+    value: float
+    reason: str         # one sentence for the operator and the events table
+
+
+@dataclass(frozen=True)
+class InterlockLimits:
+    max_tendon_force_N: float
+    max_excursion_m: np.ndarray                    # (6,)
+    max_stream_age_s: dict[str, float]
+
+    @classmethod
+    def from_suite(cls, limits: Limits,
+                   max_stream_age_s: dict[str, float] | None = None) -> InterlockLimits:
+        exc = np.array([limits.max_excursion_mm[t] * 1e-3 for t in TENDONS])
+        ages = dict(DEFAULT_MAX_STREAM_AGE_S if max_stream_age_s is None else max_stream_age_s)
+        return cls(limits.max_tendon_force_N, exc, ages)
+
+
+class Interlocks:
+    """``check(obs)`` returns the latched Trip (the first one) or None."""
+
+    def __init__(self, limits: InterlockLimits):
+        self.limits = limits
+        self._trip: Trip | None = None
+
+    @property
+    def tripped(self) -> Trip | None:
+        return self._trip
+
+    def reset(self) -> None:
+        """Operator acknowledgement; the next check() trips again at once if the fault persists."""
+        self._trip = None
+
+    def check(self, obs: Observation) -> Trip | None:
+        if self._trip is None:
+            self._trip = self._first_violation(obs)
+        return self._trip
+
+    def _first_violation(self, obs: Observation) -> Trip | None:
+        lim = self.limits
+        force = np.asarray(obs.tendon_force_N, dtype=float)
+        for i, name in enumerate(TENDONS):
+            # `not <=` so NaN (a dead sensor) trips too: fail safe.
+            if not abs(force[i]) <= lim.max_tendon_force_N:
+                return Trip("force", name, float(force[i]),
+                            f"tendon {name} force {force[i]:.1f} N is over the limit {lim.max_tendon_force_N:g} N")
+        exc = np.asarray(obs.excursion_m, dtype=float)
+        for i, name in enumerate(TENDONS):
+            if not abs(exc[i]) <= lim.max_excursion_m[i]:
+                return Trip("excursion", name, float(exc[i]),
+                            f"tendon {name} excursion {exc[i] * 1e3:.1f} mm is over the limit "
+                            f"{lim.max_excursion_m[i] * 1e3:g} mm")
+        err = np.asarray(obs.hardware_error, dtype=int)
+        for i, name in enumerate(TENDONS):
+            if err[i] != 0:
+                return Trip("hardware_error", name, float(err[i]),
+                            f"servo {name} reports hardware error 0x{int(err[i]):02X}")
+        if obs.saturated:
+            return Trip("saturation", "Nano17", 1.0, "the Nano17 force sensor is saturated")
+        for stream, max_age in lim.max_stream_age_s.items():
+            # A stream never seen counts as infinitely stale: no data is not "no fault".
+            age = obs.stream_age_s.get(stream, math.inf)
+            if not age <= max_age:
+                return Trip("stale_stream", stream, float(age),
+                            f"stream {stream} is stale: last sample {age:.3g} s ago (limit {max_age:g} s)")
+        return None

@@ -1,0 +1,277 @@
+"""The protocol runner: the state machine that turns a Suite into one excursion command per control tick.
+
+Like Bluesky's RunEngine, the runner (not each trial) owns pause, resume, abort and the interlocks. It is
+pure logic: whoever owns the control loop calls ``tick(now_s, obs)`` once per tick and sends the returned
+Command to the actuators, so the whole machine is tested without threads or hardware.
+
+Phases, per trial (each repeat of each suite trial, in file order)::
+
+    SAFE -arm()-> ARMED -> PRETENSION -> ACTUATE -> SETTLE -> RECORD -> RETURN -> PRETENSION (next) ... DONE
+    PAUSED, ABORTED and FAULT are reachable from every running phase.
+
+Pause and resume, precisely: ``pause()`` holds the last commanded excursion from that tick on. ``resume()``
+continues at a trial boundary: a trial paused before its RECORD (in PRETENSION, ACTUATE or SETTLE) is
+discarded (outcome "interrupted by pause") and run again from its PRETENSION, because a sigmoid that stopped
+halfway is not the paper's trial. A trial paused in RETURN has been recorded, so the runner moves on to the
+next trial's PRETENSION, which starts from the held position and lowers the tension to the target.
+
+A latched interlock trip puts the runner in FAULT; abort() puts it in ABORTED. Both command only the
+configured safe action ("hold" or "torque_off") until ``reset()``, which needs the operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+from uartlab.sim.names import TENDONS
+
+from .interlocks import InterlockLimits, Interlocks, Observation
+from .suite import Suite, SuiteTrial
+from .trajectories import Trajectory
+
+# Pretension defaults, est.: 1 N takes up tendon slack without moving the finger (the paper's pulls reach
+# tens of N); 0.2 N is above the SEA pot's noise; 2e-4 m/N per tick closes 6 % of the error per tick on
+# the paper's 0.3 N/mm SEA spring (about 50 ticks, no overshoot); 5 s is many times that at 100 Hz.
+DEFAULT_PRETENSION_N = 1.0
+DEFAULT_PRETENSION_TOL_N = 0.2
+DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
+DEFAULT_PRETENSION_TIMEOUT_S = 5.0
+# Pretension never pulls a tendon further than this, est.: slack is a few mm; more means a broken tendon.
+DEFAULT_PRETENSION_MAX_M = 5e-3
+
+
+class Phase(Enum):
+    SAFE = "SAFE"
+    ARMED = "ARMED"
+    PRETENSION = "PRETENSION"
+    ACTUATE = "ACTUATE"
+    SETTLE = "SETTLE"
+    RECORD = "RECORD"
+    RETURN = "RETURN"
+    DONE = "DONE"
+    PAUSED = "PAUSED"
+    ABORTED = "ABORTED"
+    FAULT = "FAULT"
+
+
+_RUNNING = {Phase.ARMED, Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN}
+
+
+class Action(Enum):
+    IDLE = "idle"              # send nothing (SAFE: actuators not enabled yet)
+    MOVE = "move"              # command(excursion_m)
+    HOLD = "hold"              # command(excursion_m) = the last position; no new motion
+    TORQUE_OFF = "torque_off"  # stop(torque_off=True)
+
+
+@dataclass(frozen=True)
+class Command:
+    action: Action
+    excursion_m: np.ndarray | None = None   # (6,) for MOVE and HOLD
+
+
+@dataclass(frozen=True)
+class RunnerEvent:
+    """Same fields as uartlab.app.streams.Event (protocols may not import app): ``Event(**asdict(e))``."""
+
+    host_time_s: float
+    kind: str
+    source: str
+    message: str
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    trial: str
+    repeat: int
+    outcome: str               # "settled", "settle timeout", "interrupted by pause"
+    settle_time_s: float | None
+
+
+@dataclass(frozen=True)
+class Pretension:
+    target_N: float = DEFAULT_PRETENSION_N
+    tol_N: float = DEFAULT_PRETENSION_TOL_N
+    gain_m_per_N: float = DEFAULT_PRETENSION_GAIN_M_PER_N
+    timeout_s: float = DEFAULT_PRETENSION_TIMEOUT_S
+    max_m: float = DEFAULT_PRETENSION_MAX_M
+
+
+class Runner:
+    def __init__(self, suite: Suite, interlocks: Interlocks | None = None, safe_action: str = "hold",
+                 pretension: Pretension | None = None,
+                 on_event: Callable[[RunnerEvent], None] | None = None):
+        if safe_action not in ("hold", "torque_off"):
+            raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
+        self.suite = suite
+        self.interlocks = interlocks or Interlocks(InterlockLimits.from_suite(suite.limits))
+        self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
+        self.pretension = pretension or Pretension()
+        self.on_event = on_event
+        self.plan: list[tuple[SuiteTrial, int]] = [(t, r + 1) for t in suite.trials for r in range(t.repeats)]
+        self.events: list[RunnerEvent] = []
+        self.results: list[TrialResult] = []
+        self.phase = Phase.SAFE
+        self.fault_reason: str | None = None
+        self._index = 0
+        self._paused_from: Phase | None = None
+        self._last = np.zeros(6)          # last commanded excursion: what HOLD holds
+        self._offset = np.zeros(6)        # pretension excursions the trial is added to
+        self._since = 0.0                 # when the current phase started
+        self._actuate_t0 = 0.0
+        self._traj: Trajectory | None = None
+        self._still_since: float | None = None
+        self._now = 0.0
+
+    # ------------------------------------------------------------ operator
+    def arm(self, now_s: float) -> None:
+        if self.phase is not Phase.SAFE:
+            raise RuntimeError(f"can only arm from SAFE, not {self.phase.name}")
+        self._go(Phase.ARMED, now_s, f"suite {self.suite.name!r}, {len(self.plan)} trials")
+
+    def pause(self, now_s: float) -> None:
+        if self.phase in _RUNNING:
+            self._paused_from = self.phase
+            self._go(Phase.PAUSED, now_s, f"from {self.phase.name}, holding")
+
+    def resume(self, now_s: float) -> None:
+        if self.phase is not Phase.PAUSED:
+            return
+        before_record = self._paused_from in (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE)
+        if before_record:
+            trial, repeat = self.plan[self._index]
+            self.results.append(TrialResult(trial.name, repeat, "interrupted by pause", None))
+        elif self._paused_from is Phase.RETURN:
+            self._index += 1
+        self._start_trial(now_s, "resumed")
+
+    def abort(self, now_s: float, why: str = "operator abort") -> None:
+        if self.phase not in (Phase.ABORTED, Phase.FAULT):
+            self._go(Phase.ABORTED, now_s, why)
+
+    def reset(self, now_s: float) -> None:
+        """Operator acknowledgement after FAULT, ABORTED or DONE: back to SAFE, interlocks unlatched."""
+        if self.phase in (Phase.FAULT, Phase.ABORTED, Phase.DONE):
+            self.interlocks.reset()
+            self.fault_reason = None
+            self._index = 0
+            self._go(Phase.SAFE, now_s, "reset by operator")
+
+    # ------------------------------------------------------------ the tick
+    def tick(self, now_s: float, obs: Observation) -> Command:
+        self._now = now_s
+        if self.phase not in (Phase.SAFE, Phase.ABORTED, Phase.FAULT):
+            trip = self.interlocks.check(obs)
+            if trip is not None:
+                self.fault_reason = trip.reason
+                self._go(Phase.FAULT, now_s, trip.reason)
+        step = {Phase.ARMED: self._armed, Phase.PRETENSION: self._pretension, Phase.ACTUATE: self._actuate,
+                Phase.SETTLE: self._settle, Phase.RECORD: self._record, Phase.RETURN: self._return}.get(self.phase)
+        if step is not None:
+            step(now_s, obs)
+        return self._command()
+
+    def _command(self) -> Command:
+        if self.phase is Phase.SAFE:
+            return Command(Action.IDLE)
+        if self.phase in (Phase.FAULT, Phase.ABORTED):
+            if self.safe_action is Action.TORQUE_OFF:
+                return Command(Action.TORQUE_OFF)
+            return Command(Action.HOLD, self._last.copy())
+        if self.phase in (Phase.PAUSED, Phase.DONE):
+            return Command(Action.HOLD, self._last.copy())
+        return Command(Action.MOVE, self._last.copy())
+
+    # ------------------------------------------------------------ phases
+    def _armed(self, now_s: float, obs: Observation) -> None:
+        self._last = np.asarray(obs.excursion_m, dtype=float).copy()  # start from where the tendons are
+        self._start_trial(now_s, "first trial")
+
+    def _start_trial(self, now_s: float, why: str) -> None:
+        if self._index >= len(self.plan):
+            self._go(Phase.DONE, now_s, f"{len(self.results)} results")
+            return
+        self._offset = self._last.copy()
+        self._go(Phase.PRETENSION, now_s, f"{self._label()} ({why})")
+
+    def _pretension(self, now_s: float, obs: Observation) -> None:
+        p = self.pretension
+        err = p.target_N - np.asarray(obs.tendon_force_N, dtype=float)
+        if np.all(np.abs(err) <= p.tol_N):
+            self._traj = self.plan[self._index][0].trajectory()
+            self._actuate_t0 = now_s
+            self._go(Phase.ACTUATE, now_s, self._label())
+            self._actuate(now_s, obs)
+            return
+        if now_s - self._since >= p.timeout_s:
+            worst = int(np.argmax(np.abs(err)))
+            reason = (f"pretension timeout after {p.timeout_s:g} s: tendon {_tendon(worst)} at "
+                      f"{obs.tendon_force_N[worst]:.2f} N, target {p.target_N:g} N")
+            self.fault_reason = reason
+            self._go(Phase.FAULT, now_s, reason)
+            return
+        # Proportional on force, clamped: pretension only takes up slack, it must never become a pull.
+        self._offset = np.clip(self._offset + p.gain_m_per_N * err, -p.max_m, p.max_m)
+        self._last = self._offset.copy()
+
+    def _actuate(self, now_s: float, obs: Observation) -> None:
+        assert self._traj is not None
+        t = now_s - self._actuate_t0
+        self._last = self._offset + self._traj.excursions([min(t, self._traj.end_s)])[0]
+        if t >= self._traj.end_s:
+            self._still_since = None
+            self._go(Phase.SETTLE, now_s, self._label())
+            self._settle(now_s, obs)
+
+    def _settle(self, now_s: float, obs: Observation) -> None:
+        s = self.suite.settle
+        # The paper's rule: every joint speed below the threshold, continuously for hold_s.
+        still = bool(np.all(np.abs(np.asarray(obs.joint_speed_deg_s, dtype=float)) < s.speed_deg_s))
+        self._still_since = (self._still_since if self._still_since is not None else now_s) if still else None
+        if self._still_since is not None and now_s - self._still_since >= s.hold_s:
+            self._finish_trial(now_s, "settled")
+        elif now_s - self._since >= s.timeout_s:
+            self._finish_trial(now_s, "settle timeout")
+
+    def _finish_trial(self, now_s: float, outcome: str) -> None:
+        trial, repeat = self.plan[self._index]
+        self.results.append(TrialResult(trial.name, repeat, outcome, now_s - self._since))
+        self._go(Phase.RECORD, now_s, f"{self._label()}: {outcome} after {now_s - self._since:.3f} s")
+
+    def _record(self, now_s: float, obs: Observation) -> None:
+        trial = self.plan[self._index][0]
+        if trial.return_to_start:
+            # Rebuild the trajectory with its return starting now (trajectory time), so it is continuous.
+            self._traj = trial.trajectory(return_at_s=now_s - self._actuate_t0)
+        self._go(Phase.RETURN, now_s, self._label())
+        self._return(now_s, obs)
+
+    def _return(self, now_s: float, obs: Observation) -> None:
+        trial = self.plan[self._index][0]
+        assert self._traj is not None
+        if trial.return_to_start:
+            t = now_s - self._actuate_t0
+            self._last = self._offset + self._traj.excursions([min(t, self._traj.end_s)])[0]
+            if t < self._traj.end_s:
+                return
+        self._index += 1
+        self._start_trial(now_s, "next")
+
+    # ------------------------------------------------------------ helpers
+    def _label(self) -> str:
+        trial, repeat = self.plan[self._index]
+        return f"trial {trial.name!r} repeat {repeat}/{trial.repeats}"
+
+    def _go(self, phase: Phase, now_s: float, detail: str) -> None:
+        self.phase, self._since = phase, now_s
+        event = RunnerEvent(now_s, "phase", "runner", f"{phase.name}: {detail}")
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _tendon(i: int) -> str:
+    return TENDONS[i]
