@@ -84,22 +84,28 @@ def paper_trials() -> list[Trial]:
     return free + contact
 
 
-def trial_start(finger: Finger, trial: Trial, deflection_m: float = INITIAL_DEFLECTION_M):
-    """Initial state and surface for a trial, the way the paper initialises its simulations."""
-    theta = POSES_DEG[trial.pose]
+def start_state(finger: Finger, pose: str, surface_angle_deg: float | None = None,
+                deflection_m: float = INITIAL_DEFLECTION_M, pretension_N: float = MIN_PRETENSION_N):
+    """Initial state and surface the way the paper initialises its simulations: the pose's joint angles,
+    the smallest pretensions that hold it (with the initial contact force, if a surface is given), EM
+    balanced, at rest; a surface at ``surface_angle_deg`` pressed in by ``deflection_m``."""
+    theta = POSES_DEG[pose]
     surface = None
     external = None
-    if trial.kind == "contact":
+    if surface_angle_deg is not None:
         q = np.radians(theta)
-        ip = finger.interaction_point(q)
-        surface = PlaneSurface.touching(ip, finger.params.contact.pad_radius_m, trial.surface_angle_deg,
-                                        deflection_m)
         c = finger.params.contact
+        surface = PlaneSurface.touching(finger.interaction_point(q), c.pad_radius_m, surface_angle_deg, deflection_m)
         normal_force = c.a_N * (deflection_m * 1e3) ** c.b
-        J = finger.jacobian(q, "interaction")
-        external = J[:3].T @ (normal_force * surface.normal)
-    tensions = holding_tensions(finger, theta, MIN_PRETENSION_N, external)
+        external = finger.jacobian(q, "interaction")[:3].T @ (normal_force * surface.normal)
+    tensions = holding_tensions(finger, theta, pretension_N, external)
     return finger.initial_state(theta, tensions), surface
+
+
+def trial_start(finger: Finger, trial: Trial, deflection_m: float = INITIAL_DEFLECTION_M):
+    """Initial state and surface for one of the paper's trials (see ``start_state``)."""
+    angle = trial.surface_angle_deg if trial.kind == "contact" else None
+    return start_state(finger, trial.pose, angle, deflection_m)
 
 
 def run_trial(finger: Finger, trial: Trial, **simulate_kw) -> SimResult:

@@ -18,11 +18,10 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.sim import Finger, FingerParams, FingerState, PlaneSurface
+from uartlab.sim import Finger, FingerParams
 from uartlab.sim.ik import default_markers, marker_positions
 from uartlab.sim.names import TENDONS
-from uartlab.sim.scenarios import MIN_PRETENSION_N, POSES_DEG
-from uartlab.sim.statics import holding_tensions
+from uartlab.sim.scenarios import MIN_PRETENSION_N, start_state
 
 from .nano17 import Nano17Model
 
@@ -141,18 +140,8 @@ class Plant:
     # ------------------------------------------------------------ set-up
     def _build_start(self) -> None:
         cfg = self.config
-        theta = POSES_DEG[cfg.pose]
-        q = np.radians(theta)
-        self.surface = None
-        external = None
-        if cfg.surface_angle_deg is not None:
-            c = self.params.contact
-            self.surface = PlaneSurface.touching(self.finger.interaction_point(q), c.pad_radius_m,
-                                                 cfg.surface_angle_deg, cfg.surface_deflection_m)
-            normal_force = c.a_N * (cfg.surface_deflection_m * 1e3) ** c.b
-            external = self.finger.jacobian(q, "interaction")[:3].T @ (normal_force * self.surface.normal)
-        tensions = holding_tensions(self.finger, theta, cfg.pretension_N, external)
-        x0: FingerState = self.finger.initial_state(theta, tensions)
+        x0, self.surface = start_state(self.finger, cfg.pose, cfg.surface_angle_deg, cfg.surface_deflection_m,
+                                       cfg.pretension_N)
         self.stepper = self.finger.stepper(x0, self.surface, max_substep_s=cfg.tick_s)
 
     # ------------------------------------------------------------ time
