@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -30,3 +31,14 @@ def rng() -> np.random.Generator:
 def random_pose(params: FingerParams, rng: np.random.Generator, margin_rad: float = 0.05) -> np.ndarray:
     lo, hi = params.rom_rad[:, 0] + margin_rad, params.rom_rad[:, 1] - margin_rad
     return rng.uniform(lo, hi)
+
+
+def wait_for(condition, timeout_s: float = 2.0, poll_s: float = 0.005) -> bool:
+    """Poll ``condition`` until true or ``timeout_s``: for what a twin's or rig's thread does on its own clock
+    (a loaded machine may run it late)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll_s)
+    return True

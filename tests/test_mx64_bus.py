@@ -8,11 +8,10 @@ The driver's packet timeout gets a 300 ms floor: on a loaded machine the twin's 
 
 from __future__ import annotations
 
-import time
-
 import dynamixel_sdk as sdk
 import numpy as np
 import pytest
+from conftest import wait_for
 from uartlab.drivers import mx64
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.drivers.mx64_bus import CommError, Mx64Bus, ServoError
@@ -25,14 +24,6 @@ TIMEOUT_MS = 300.0
 SPOOL_M = 0.020
 TICK_M = 2 * np.pi * SPOOL_M / 4096  # one encoder tick of tendon
 
-
-def wait_for(condition, timeout_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 def torque(plant: Plant) -> list[bool]:

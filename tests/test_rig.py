@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import wait_for
 from uartlab.app.hub import EVENTS
 from uartlab.app.rig import Rig
 from uartlab.app.rig_config import default_rig_config
@@ -21,14 +22,6 @@ def collect(rig: Rig, seconds: float, streams=None, maxsize: int = 100_000) -> d
         out[EVENTS if isinstance(item, Event) else item.stream].append(item)
     return out
 
-
-def wait_for(condition, timeout_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import dynamixel_sdk as sdk
 import pytest
+from conftest import wait_for
 from uartlab.drivers import mx64
 from uartlab.drivers.twins import dxl_protocol as wire
 from uartlab.drivers.twins.dxl_bus import DxlBusTwin
@@ -36,15 +37,6 @@ class Port(sdk.PortHandler):
     def setPacketTimeout(self, packet_length):  # the SDK calls this before every reply it waits for
         self.setPacketTimeoutMillis(self.timeout_ms)
 
-
-def wait_for(condition, timeout_s: float = 2.0) -> bool:
-    """For what the twin's thread does on its own clock (a loaded machine may run it late)."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 @pytest.fixture
