@@ -28,13 +28,17 @@ class ClockEstimate:
 class ClockSync:
     """Minimum-latency envelope + least squares; see the module docstring."""
 
-    def __init__(self, device: str, bin_s: float = 1.0, bins: int = 120, min_span_s: float = 10.0):
-        self.device, self.bin_s, self.min_span_s = device, bin_s, min_span_s
+    def __init__(self, device: str, bin_s: float = 1.0, bins: int = 120, min_span_s: float = 10.0,
+                 rate: float = 1.0):
+        """``rate``: the device clock's nominal seconds per host second - 1 for hardware; a twin run at N x
+        speed keeps plant time, N. The fit then only has the real drift (ppm) to find, not a factor."""
+        self.device, self.bin_s, self.min_span_s, self.rate = device, bin_s, min_span_s, rate
         self._bins: deque[list[float]] = deque(maxlen=bins)   # [bin index, device_s, host_s]
         self._lock = threading.Lock()
         self._fit = (math.nan, 0.0, 0.0)    # (a, c, d_mean): host = d + a + c * (d - d_mean)
 
     def observe(self, device_s: float, host_s: float) -> None:
+        device_s = device_s / self.rate
         k = math.floor(device_s / self.bin_s)
         with self._lock:
             last = self._bins[-1] if self._bins else None
@@ -58,6 +62,7 @@ class ClockSync:
     def to_host(self, device_s: float | np.ndarray) -> float | np.ndarray:
         """The host monotonic time of a device clock reading."""
         a, c, d_mean = self._fit
+        device_s = np.asarray(device_s) / self.rate if self.rate != 1.0 else device_s
         return device_s + a + c * (np.asarray(device_s) - d_mean)
 
     def estimate(self) -> ClockEstimate:

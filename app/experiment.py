@@ -49,6 +49,7 @@ PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator w
 FORCE_AVERAGE_S = 0.010          # est.: SEA/Nano17 readings averaged over 10 ms (pot noise down ~3x at 1 kHz)
 JOINTS_MAX_AGE_S = 0.5           # est.: IK solves every frame at 1x; 0.5 s without one = bones not tracked
 TERMINAL = (Phase.DONE, Phase.ABORTED, Phase.FAULT)
+WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
 
 
 class PreflightError(DeviceError):
@@ -71,6 +72,9 @@ def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
         FieldSpec("joint_speed_deg_s", "f8", four, "deg/s", "settle-rule speed: slope over the suite's window_s"),
         FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)"),
         FieldSpec("fingertip_force_N", "f8", (), "N", "|F| of the Nano17"),
+        FieldSpec("hardware_error", "i8", six, "", "MX-64 Hardware Error Status bytes the tick saw"),
+        FieldSpec("stream_age_s", "f8", (len(WATCHED_STREAMS),), "s",
+                  "age of the newest sample of " + " ".join(WATCHED_STREAMS) + " at the tick (inf: none yet)"),
     ), rate_hz, None)
 
 
@@ -121,7 +125,13 @@ class Latest:
         self.host_time_s: dict[str, float] = {}
         self.faults: list[str] = []
         self.slope = WindowSlope(settle_window_s)
+        self.fresh_after_s = -math.inf
         self._has_nano17, self._saturated = has_nano17, saturated
+
+    def forget_pose(self, host_s: float) -> None:
+        """The finger was placed at host_s: the settle rule starts over on frames taken after it."""
+        self.slope.clear()
+        self.fresh_after_s = host_s
 
     def update(self, item, protocol_time) -> None:
         if not isinstance(item, Record):
@@ -141,6 +151,8 @@ class Latest:
                 self.saturated = bool(self._saturated(d["gauge_V"][-n:]).any())
         elif name == "joints":
             for t, q, ok in zip(item.host_time_s, d["angles_rad"], d["well_posed"], strict=True):
+                if t < self.fresh_after_s:  # solved from a frame taken before the finger was placed
+                    continue
                 self.slope.add(protocol_time(float(t)), q)
                 self.angles_rad, self.well_posed = q, bool(ok)
 
@@ -217,7 +229,11 @@ class Experiment:
         """The twin places its finger for every trial, as the paper's operator did; on a real rig the return
         brings the finger back, and only a new pose or surface needs a person (False pauses for them)."""
         if self.rig.places_finger_itself:
-            return self.rig.place_finger(trial.pose, trial.surface_angle_deg)
+            placed = self.rig.place_finger(trial.pose, trial.surface_angle_deg)
+            # Without this, the window of still frames from before the move would end PRETENSION on the
+            # next tick, and the trial would start from the previous trial's pose and tensions.
+            self.latest.forget_pose(time.monotonic())
+            return placed
         return not changed
 
     def _tare(self) -> None:
@@ -371,7 +387,9 @@ class Experiment:
         record = Record.single("runner", now, phase=PHASES.index(r.phase), trial_index=r.index if in_trial else -1,
                                command_m=command, excursion_m=obs.excursion_m, tendon_force_N=obs.tendon_force_N,
                                joint_angles_rad=latest.angles_rad, joint_speed_deg_s=obs.joint_speed_deg_s,
-                               wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N)
+                               wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N,
+                               hardware_error=np.asarray(obs.hardware_error, dtype=np.int64),
+                               stream_age_s=[now - latest.host_time_s.get(s, -math.inf) for s in WATCHED_STREAMS])
         self.rig.hub.publish(record)
         self._recent.append(record)
         while self._recent and self._recent[0].host_time_s[0] < now - PRE_TRIP_S:

@@ -102,7 +102,7 @@ class _Stream:
 
     def __init__(self, rig: Rig, name: str, device: str, loop):
         self.rig, self.name, self.device, self.loop = rig, name, device, loop
-        self.sync = ClockSync(name)
+        self.sync = ClockSync(name, rate=rig.time_scale)  # a twin's device clocks keep plant time
         self.state, self.samples, self.errors, self.last_error = "starting", 0, 0, ""
         self.last_host_s = -math.inf
         self._recent: deque[tuple[float, int]] = deque()

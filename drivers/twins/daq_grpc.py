@@ -158,6 +158,7 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
     def __init__(self, plant: PlantLike, device: str, time_scale: float):
         self.plant, self.device, self.time_scale = plant, device, time_scale
         self.stats = DaqStats()
+        self.stalled = threading.Event()   # fault injection: the sample clock delivers nothing while set
         self.tasks: dict[str, DaqTask] = {}
         self._lock = threading.Lock()
         self._unnamed = itertools.count()
@@ -190,7 +191,8 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
             new = name not in self.tasks
             if new:
                 name = name or f"_unnamedTask<{next(self._unnamed)}>"  # DAQmx's own name for unnamed tasks
-                self.tasks[name] = DaqTask(name, self.device, self.plant, self.time_scale, self.stats)
+                self.tasks[name] = DaqTask(name, self.device, self.plant, self.time_scale, self.stats,
+                                           stalled=self.stalled)
                 self.stats.count("tasks_created")
         return pb.CreateTaskResponse(task=Session(name=name), new_session_initialized=new)
 
@@ -423,6 +425,13 @@ class DaqTwin:
         channel = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", -1)])
         self._channels.append(channel)
         return nidaqmx.GrpcSessionOptions(channel, session_name)
+
+    def stall(self) -> None:
+        """Fault injection: acquisition delivers no samples (a USB stall) until ``unstall()``; reads time out."""
+        self._servicer.stalled.set()
+
+    def unstall(self) -> None:
+        self._servicer.stalled.clear()
 
     def stop(self) -> None:
         self._servicer.clear_all()  # ends every acquisition thread and event stream before the server goes

@@ -99,8 +99,9 @@ class DaqTask:
     streams all synchronise on ``self.cond`` (re-entrant)."""
 
     def __init__(self, name: str, device: str, plant: PlantLike, time_scale: float = 1.0,
-                 stats: DaqStats | None = None):
+                 stats: DaqStats | None = None, stalled: threading.Event | None = None):
         self.name, self.device, self.plant, self.time_scale = name, device, plant, time_scale
+        self.stalled = stalled or threading.Event()
         self.stats = stats or DaqStats()
         self.channels: list[AiChannel] = []
         self.sample_mode: int | None = None   # None: on-demand timing (no sample clock configured)
@@ -294,6 +295,11 @@ class DaqTask:
         total = self.samps_per_chan if self.sample_mode == FINITE else None
         t0, produced = time.monotonic(), 0
         while not stop.is_set():
+            if self.stalled.is_set():  # a stalled clock: nothing is due, and nothing catches up afterwards
+                stall_start = time.monotonic()
+                while self.stalled.is_set() and not stop.wait(CHUNK_S):
+                    pass
+                t0 += time.monotonic() - stall_start
             due = int((time.monotonic() - t0) * rate_per_wall_s)
             due = due if total is None else min(due, total)
             if due > produced:

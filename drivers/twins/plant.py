@@ -229,6 +229,11 @@ class Plant:
             self._overheat[i] = False
             servo.temperature_C = 34.0
 
+    def inject_overload(self, i: int) -> None:
+        """Fault injection: servo i shuts down with the Overload bit, as past its torque limit."""
+        with self.lock:
+            self._shutdown(i, HW_OVERLOAD)
+
     def inject_overheat(self, i: int) -> None:
         with self.lock:
             self._overheat[i] = True
