@@ -25,7 +25,7 @@ from .errors import CalibrationError
 MIN_SLACK_POINTS = 3
 MIN_TAUT_POINTS = 4
 FIT_LIMIT_N = 1.0  # est.: a few times the 0.3 N pretension; above it the finger moves and the line bends
-TAUT_THRESHOLD_N = 0.1  # est.: the EM tendons keep ~0.05 N through the extensor mechanism even when let out
+TAUT_THRESHOLD_N = 0.2  # est.: the EM tendons keep up to ~0.15 N through the extensor mechanism when let out
 
 
 @dataclass
@@ -61,12 +61,12 @@ def fit_servo_zero(tendon: str, excursion_m: np.ndarray, force_N: np.ndarray, pr
         raise CalibrationError("servo-zero", f"the sweep is not monotonic (point {k + 1}: {x[k] * 1e3:.3f} mm then "
                                              f"{x[k + 1] * 1e3:.3f} mm); reel in steadily", where)
     taut_N = max(TAUT_THRESHOLD_N, 3 * _noise_floor(F))
-    slack = np.flatnonzero(F < taut_N)
+    slack = np.flatnonzero(taut_N > F)
     if slack.size == 0 or slack[0] != 0:
         raise CalibrationError("servo-zero", f"the tendon was not slack at the start of the sweep ({F[0]:.2f} N > "
                                              f"{taut_N:.2f} N); let it out further first", where)
     limit = min(fit_limit_N, 0.7 * float(np.max(F)))
-    first = int(np.argmax(F >= taut_N)) if np.any(F >= taut_N) else x.size
+    first = int(np.argmax(taut_N <= F)) if np.any(taut_N <= F) else x.size
     above = np.flatnonzero(F[first:] > limit)
     last = first + (int(above[0]) if above.size else x.size - first)
     if last - first < MIN_TAUT_POINTS:

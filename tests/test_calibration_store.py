@@ -54,3 +54,16 @@ def test_bad_file_is_one_clear_error(tmp_path):
     bad.write_text('schema = "uartlab.calibration/1"\nkind = "sea"\n')
     with pytest.raises(CalibrationError, match=r"2026-12-02_1.toml: provenance.created_utc"):
         CalibrationStore(tmp_path).set_current("sea", bad)
+
+
+def test_cli_writes_on_success_and_nothing_on_failure(tmp_path, capsys):
+    from uartlab.app.cli import main
+
+    assert main(["calibrate", "nano17", "--store", str(tmp_path), "--operator", "ana"]) == 0
+    assert "written" in capsys.readouterr().out
+    assert CalibrationStore(tmp_path).current("nano17").provenance.operator == "ana"
+    assert main(["calibrate", "mocap", "--store", str(tmp_path), "--dry-run"]) == 0
+    assert not (tmp_path / "mocap").exists()
+    assert main(["calibrate", "nano17", "--store", str(tmp_path), "--cal", str(tmp_path / "missing.cal")]) == 2
+    assert "nano17 calibration" in capsys.readouterr().err
+    assert len(CalibrationStore(tmp_path).history("nano17")) == 1
