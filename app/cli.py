@@ -28,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_run_doctor)
 
-    from uartlab.app import record_cli, sim_commands, twin_commands
+    from uartlab.app import calibrate_cli, record_cli, sim_commands, twin_commands
 
+    calibrate_cli.add_parser(sub)
     sim_commands.add_parser(sub)
     twin_commands.add_parser(sub)
     record_cli.add_parser(sub)

@@ -32,6 +32,10 @@ def rig_texts(rig) -> tuple[str, dict[str, str]]:
         ref = resources.files("uartlab.drivers.twins") / "data" / "twin_nano17.cal"
         calibrations = {"twin_nano17.cal": ref.read_text(encoding="utf-8", errors="replace")}
     calibrations["sea.json"] = json.dumps({"sea": repr(cfg.sea)})
+    # The calibration store's current set, verbatim (calibration/store.py); none without a store.
+    from uartlab.calibration.store import current_calibration_texts
+
+    calibrations.update(current_calibration_texts(getattr(cfg, "calibration_store", None)))
     return config_text, calibrations
 
 

@@ -1,1 +1,19 @@
-"""uartlab.calibration — sensor calibration and parameter identification (later issues)."""
+"""uartlab.calibration — turning raw signals into units and identifying the model's parameters.
+
+One small module per procedure, each with a pure fitting function (arrays in, a fit with residuals out)
+and a thin collector that gathers the data on the twin plant or the rig:
+
+    sea.py           pot volts -> tendon force per SEA, from known loads (loading and unloading)
+    nano17.py        the ATI .cal file, tool transform and tare
+    servo_zero.py    each tendon's slack-to-taut excursion and the pretension offset
+    mocap.py         the finger's base frame in Motive and the marker offsets on each bone
+    moment_arms.py   r_T,j(theta) by the ACT method: tendon excursion against joint angles
+    model_fit.py     friction, damping and contact-law parameters by least squares over simulations
+    store.py         versioned, dated TOML files with provenance; the current set; staleness
+
+Nothing here imports Qt or app/ (DESIGN: calibration -> drivers, sim).
+"""
+
+from .errors import CalibrationError
+
+__all__ = ["CalibrationError"]

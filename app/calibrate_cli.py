@@ -1,0 +1,95 @@
+"""`uartlab calibrate sea|nano17|servo-zero|mocap|moment-arms|model`: run, print the fit, store it.
+
+On the twin by default (the procedures drive the twin plant in-process). Nothing is written with
+--dry-run, and nothing is written when a procedure fails: CalibrationError reaches the user as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+
+KINDS = {"sea": "sea", "nano17": "nano17", "servo-zero": "servo_zero", "mocap": "mocap",
+         "moment-arms": "moment_arms", "model": "model"}
+
+
+def add_parser(sub) -> None:
+    cal = sub.add_parser("calibrate", help="calibration procedures (on the twin by default); results to the store")
+    cal_sub = cal.add_subparsers(dest="procedure", metavar="PROCEDURE", required=True)
+    helps = {"sea": "pot volts -> tendon force per SEA (loading and unloading)",
+             "nano17": "choose the .cal file and tool transform, tare",
+             "servo-zero": "each tendon's slack-to-taut point and pretension offset",
+             "mocap": "the finger's base frame in Motive and marker offsets per bone",
+             "moment-arms": "r_T,j(theta) by the ACT method, as model parameters",
+             "model": "friction, damping, contact law by least squares over simulations"}
+    for name, text in helps.items():
+        p = cal_sub.add_parser(name, help=text)
+        p.add_argument("--store", default="calibrations", help="calibration store folder (default ./calibrations)")
+        p.add_argument("--dry-run", action="store_true", help="run and print, write nothing")
+        p.add_argument("--operator", default=None, help="who ran it (default: the login name)")
+        p.add_argument("--rig", default=None, help="rig.toml (default: the twin)")
+        p.add_argument("--seed", type=int, default=0, help="twin seed")
+        p.add_argument("--notes", default="", help="free text kept in the file's provenance")
+        if name in ("sea", "servo-zero", "moment-arms", "model"):
+            p.add_argument("--perturbation", type=float, default=0.1 if name != "model" else 0.2,
+                           help="twin: relative spread of its true parameters around the defaults")
+        if name == "sea":
+            p.add_argument("--degree", default="1", choices=("1", "2", "auto"), help="fit degree")
+        if name == "servo-zero":
+            p.add_argument("--pretension", type=float, default=0.3, help="pretension (N) for the offset")
+        if name == "nano17":
+            p.add_argument("--cal", default=None, help="ATI .cal file (default: the twin's)")
+            p.add_argument("--tool", type=float, nargs=6, default=[0, 0, 0, 0, 0, 0],
+                           metavar=("DX", "DY", "DZ", "RX", "RY", "RZ"), help="tool transform (mm, degrees)")
+        if name == "model":
+            p.add_argument("--params", nargs="+", default=["coulomb", "a", "Kx"],
+                           help="which of coulomb damping a b Kx Ky mu_x mu_y to fit")
+            p.add_argument("--scheduler", default=None,
+                           help="dask scheduler address tcp://host:8786 (default: local processes)")
+            p.add_argument("--workers", type=int, default=None, help="local worker processes")
+        p.set_defaults(run=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from uartlab.calibration import twin_runs
+    from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
+
+    if args.rig is not None:
+        raise ValueError("calibrating on real hardware (--rig) is not built yet; run on the twin (no --rig)")
+    proc = args.procedure
+    if proc == "sea":
+        degree = args.degree if args.degree == "auto" else int(args.degree)
+        result = twin_runs.run_sea(args.seed, args.perturbation, degree)
+    elif proc == "servo-zero":
+        result = twin_runs.run_servo_zero(args.seed, args.perturbation, args.pretension)
+    elif proc == "nano17":
+        result = twin_runs.run_nano17(args.cal, tuple(args.tool), args.seed)
+    elif proc == "mocap":
+        result = twin_runs.run_mocap(args.seed)
+    elif proc == "moment-arms":
+        result = twin_runs.run_moment_arms(args.seed, args.perturbation)
+    else:
+        from uartlab.calibration.executors import executor_for
+
+        with executor_for(args.scheduler, args.workers) as ex:
+            result = twin_runs.run_model(tuple(args.params), ex, args.seed, args.perturbation)
+    values, residuals, method, lines = result
+    print(f"{proc} calibration ({method})")
+    for line in lines:
+        print("  " + line)
+    if args.dry_run:
+        print("dry run: nothing written")
+        return 0
+    operator = args.operator if args.operator is not None else _login()
+    record = CalibrationRecord(KINDS[proc], values, residuals,
+                               Provenance(operator=operator, rig=args.rig or "twin", method=method, notes=args.notes))
+    path = CalibrationStore(args.store).save(record)
+    print(f"written {path} (now current)")
+    return 0
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers; provenance stays honest
+        return ""

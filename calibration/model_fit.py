@@ -1,0 +1,230 @@
+"""Model parameters by least squares over simulations of recorded trials.
+
+What is fitted (any subset of ``PARAMETERS``): the joint Coulomb coefficient mu_c, the joint damping,
+and the contact law a, b, Kx, Ky, mu_x, mu_y (paper eqs. 15 and 19-23). Each recorded trial is
+re-simulated from its measured start (joint angles, tendon tensions, the surface where it really was)
+with its measured tendon excursions as inputs (so the servos' own lag is in the data, not in the
+residual); the residual is the joint-angle error (per 1 deg) and the fingertip-force error (per 10 mN)
+at the recording's samples. scipy's trust-region least squares drives it, with the finite-difference
+Jacobian's simulations farmed out to a concurrent.futures.Executor (calibration/executors.py): every
+column is an independent simulation.
+
+Parameters are fitted as log-scale factors on the starting values, so all are positive and of order one.
+Identifiability is reported, not assumed: the standard error of each factor from the Jacobian at the
+solution. The joint damping of the UART (0.01 N·mm·s/rad) is far below friction at these speeds and
+usually comes back poorly determined; that is a property of the data, not a fit failure.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+from uartlab.sim import Finger, FingerParams
+from uartlab.sim.errors import SimulationDiverged
+from uartlab.sim.inputs import table_inputs
+from uartlab.sim.params import ContactParams
+from uartlab.sim.surface import PlaneSurface
+
+from .errors import CalibrationError
+
+PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y")
+ANGLE_SCALE_RAD = np.radians(1.0)
+FORCE_SCALE_N = 0.01
+DIFF_STEP = 1e-3     # relative step of the finite differences (log factors)
+MAX_ITERATIONS = 20  # Jacobians; each is one batch of len(names) + 1 simulations per trial
+
+
+@dataclass
+class TrialRecording:
+    """One recorded trial, as the model fit needs it (from a session file or the twin)."""
+
+    name: str
+    t_s: np.ndarray             # (n,) from actuation start
+    excursion_m: np.ndarray     # (n, 6) measured servo excursions
+    theta_rad: np.ndarray       # (n, 4)
+    tip_force_N: np.ndarray     # (n, 3) force on the fingertip, world frame (zeros in free motion)
+    start_theta_rad: np.ndarray
+    start_tensions_N: np.ndarray
+    surface: PlaneSurface | None
+
+
+def get_param(params: FingerParams, name: str) -> float:
+    c = params.contact
+    return {"coulomb": params.coulomb_coefficient_m, "damping": float(params.joint_damping_Nms_per_rad[1]),
+            "a": c.a_N, "b": c.b, "Kx": c.Kx_N_per_m, "Ky": c.Ky_N_per_m, "mu_x": c.mu_x, "mu_y": c.mu_y}[name]
+
+
+def set_params(params: FingerParams, values: dict[str, float]) -> FingerParams:
+    c = params.contact
+    contact = ContactParams(a_N=values.get("a", c.a_N), b=values.get("b", c.b),
+                            Kx_N_per_m=values.get("Kx", c.Kx_N_per_m), Ky_N_per_m=values.get("Ky", c.Ky_N_per_m),
+                            mu_x=values.get("mu_x", c.mu_x), mu_y=values.get("mu_y", c.mu_y),
+                            pad_radius_m=c.pad_radius_m)
+    damping = params.joint_damping_Nms_per_rad
+    if "damping" in values:  # one damping for all four joints, as the paper's Table 3
+        damping = np.full(4, values["damping"])
+    return params.replace(coulomb_coefficient_m=values.get("coulomb", params.coulomb_coefficient_m),
+                          joint_damping_Nms_per_rad=damping, contact=contact)
+
+
+def simulate_recording(params: FingerParams, rec: TrialRecording) -> tuple[np.ndarray, np.ndarray]:
+    """(theta (n, 4), tip force (n, 3)) of the model with ``params`` replaying ``rec``'s inputs."""
+    finger = Finger(params)
+    x0 = finger.initial_state(np.degrees(rec.start_theta_rad), rec.start_tensions_N)
+    inp = table_inputs(rec.t_s - rec.t_s[0], rec.excursion_m - rec.excursion_m[0])
+    dt_rec = float(np.median(np.diff(rec.t_s)))
+    res = finger.simulate(x0, inp, rec.surface, t_max=float(rec.t_s[-1] - rec.t_s[0]) + 1e-9,
+                          stop_at_steady=False, record_dt=dt_rec)
+    t = res.t
+    theta = np.stack([np.interp(rec.t_s - rec.t_s[0], t, res.x[:, 8 + j]) for j in range(4)], axis=1)
+    force = res.fingertip_force_N()
+    tip = np.stack([np.interp(rec.t_s - rec.t_s[0], t, force[:, k]) for k in range(3)], axis=1)
+    return theta, tip
+
+
+def _residual_task(task) -> np.ndarray:
+    """One simulation's residual vector (module level, so process and dask workers can run it)."""
+    params, names, values, recs = task
+    p = set_params(params, dict(zip(names, values, strict=True)))
+    out = []
+    for rec in recs:
+        try:
+            theta, tip = simulate_recording(p, rec)
+        except SimulationDiverged:
+            theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)
+        out.append(((theta - rec.theta_rad) / ANGLE_SCALE_RAD).ravel())
+        if rec.surface is not None:
+            out.append(((tip - rec.tip_force_N) / FORCE_SCALE_N).ravel())
+    return np.concatenate(out)
+
+
+@dataclass
+class ModelFit:
+    names: tuple[str, ...]
+    start: dict[str, float]
+    values: dict[str, float]
+    std_factor: dict[str, float]    # 1-sigma of each log factor (0.05 = about +-5 %)
+    rms_angle_deg: float
+    rms_force_N: float
+    cost_start: float
+    cost: float
+    simulations: int
+    params: FingerParams
+
+
+def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tuple[str, ...],
+              executor: Executor | None = None, max_iterations: int = MAX_ITERATIONS) -> ModelFit:
+    """Least-squares fit of ``names`` (a subset of PARAMETERS) to ``recordings``, starting at ``params``."""
+    unknown = [n for n in names if n not in PARAMETERS]
+    if unknown or not names:
+        raise CalibrationError("model", f"unknown parameter(s) {unknown or '(none given)'}; choose from "
+                                        f"{', '.join(PARAMETERS)}")
+    if not recordings:
+        raise CalibrationError("model", "no recorded trials to fit")
+    if any(n in ("a", "b", "Kx", "Ky", "mu_x", "mu_y") for n in names) and all(r.surface is None for r in recordings):
+        raise CalibrationError("model", "contact parameters need at least one surface-contact trial")
+    for r in recordings:
+        if r.t_s.size < 10 or np.any(np.diff(r.t_s) <= 0):
+            raise CalibrationError("model", "a trial needs >= 10 samples at increasing times", f"trial {r.name}")
+    start = {n: get_param(params, n) for n in names}
+    x0 = np.zeros(len(names))
+    recs = list(recordings)
+    count = [0]
+
+    def values_of(z: np.ndarray) -> list[float]:
+        return [start[n] * float(np.exp(v)) for n, v in zip(names, z, strict=True)]
+
+    def batch(zs: list[np.ndarray]) -> list[np.ndarray]:
+        tasks = [(params, names, values_of(z), recs) for z in zs]
+        count[0] += len(tasks)
+        if executor is None:
+            return [_residual_task(t) for t in tasks]
+        return list(executor.map(_residual_task, tasks))
+
+    cache: dict[bytes, np.ndarray] = {}
+
+    def fun(z: np.ndarray) -> np.ndarray:
+        key = z.tobytes()
+        if key not in cache:
+            cache[key] = batch([z])[0]
+        return cache[key]
+
+    def jac(z: np.ndarray) -> np.ndarray:
+        steps = [z + DIFF_STEP * e for e in np.eye(len(z))]
+        f0 = fun(z)
+        cols = batch(steps)
+        return np.stack([(c - f0) / DIFF_STEP for c in cols], axis=1)
+
+    r0 = fun(x0)
+    sol = least_squares(fun, x0, jac=jac, method="trf", x_scale=1.0, max_nfev=max_iterations * 2,
+                        xtol=1e-6, ftol=1e-8, gtol=1e-8, bounds=(-3.0, 3.0))
+    if not np.all(np.isfinite(sol.fun)) or sol.status <= 0 and sol.cost >= 0.5 * float(r0 @ r0):
+        raise CalibrationError("model", f"the least-squares fit did not converge ({sol.message})")
+    J = sol.jac
+    # A parameter the data do not move (e.g. mu_y with no sideways slip) has a ~zero Jacobian column: its
+    # standard error is infinite, reported as such rather than letting it spoil the others.
+    dof = max(1, sol.fun.size - len(names))
+    seen = np.linalg.norm(J, axis=0) > 1e-9 * max(1.0, float(np.linalg.norm(J)))
+    std = np.full(len(names), np.inf)
+    if seen.any():
+        Js = J[:, seen]
+        std[seen] = np.sqrt(np.clip(np.diag(np.linalg.pinv(Js.T @ Js)) * (2 * sol.cost / dof), 0, None))
+    fitted = dict(zip(names, values_of(sol.x), strict=True))
+    ang, frc = _split_rms(sol.fun, recs)
+    return ModelFit(tuple(names), start, fitted, dict(zip(names, std.tolist(), strict=True)), ang, frc,
+                    0.5 * float(r0 @ r0), float(sol.cost), count[0], set_params(params, fitted))
+
+
+def _split_rms(res: np.ndarray, recs: list[TrialRecording]) -> tuple[float, float]:
+    k, ang, frc = 0, [], []
+    for r in recs:
+        n = r.theta_rad.size
+        ang.append(res[k:k + n])
+        k += n
+        if r.surface is not None:
+            frc.append(res[k:k + r.tip_force_N.size])
+            k += r.tip_force_N.size
+    a = np.concatenate(ang) * np.degrees(ANGLE_SCALE_RAD)
+    f = np.concatenate(frc) * FORCE_SCALE_N if frc else np.zeros(1)
+    return float(np.sqrt(np.mean(a * a))), float(np.sqrt(np.mean(f * f)))
+
+
+# ---------------------------------------------------------------- recordings from the twin plant
+def record_trial_on_plant(plant_factory, trial, settle_s: float = 1.0, sample_s: float = 0.02) -> TrialRecording:
+    """Run one sim.scenarios.Trial on a fresh twin plant (``plant_factory(pose, surface_angle_deg)``) and
+    record what the rig would: servo excursions, joint angles, tendon tensions and the fingertip force."""
+    from uartlab.sim.inputs import excursions_at, sigmoid_inputs
+    from uartlab.sim.names import TENDONS
+
+    plant = plant_factory(trial.pose, trial.surface_angle_deg if trial.kind == "contact" else None)
+    radii = np.array([s.spool_radius_m for s in plant.config.seas])
+    for s in range(len(TENDONS)):
+        plant.set_torque(s, True)
+    inp = sigmoid_inputs(list(trial.pulls))
+    end = max(p.end_s for p in trial.pulls) + settle_s
+    x0 = plant.state()
+    T, E, Q, W = [], [], [], []
+    t = 0.0
+    for _ in range(int(round(end / sample_s)) + 1):
+        goal = excursions_at(inp, t)[0] / radii
+        for s in range(6):
+            plant.set_goal_angle(s, goal[s])
+        T.append(t)
+        E.append([plant.servo_state(s).angle_rad * radii[s] for s in range(6)])
+        Q.append(plant.state()[8:12])
+        wrench = plant.sensor_wrench()
+        W.append(-plant.surface.frame @ wrench[:3] if plant.surface is not None else np.zeros(3))
+        plant.advance(sample_s)
+        t += sample_s
+    return TrialRecording(trial.name, np.array(T), np.array(E), np.array(Q), np.array(W), x0[8:12].copy(),
+                          x0[12:18].copy(), plant.surface)
+
+
+def record_values(fit: ModelFit) -> tuple[dict, dict]:
+    values = {"fitted": fit.values, "start": fit.start, "params_toml": fit.params.to_toml()}
+    residuals = {"rms_angle_deg": fit.rms_angle_deg, "rms_force_N": fit.rms_force_N, "cost_start": fit.cost_start,
+                 "cost": fit.cost, "std_log_factor": fit.std_factor, "simulations": fit.simulations}
+    return values, residuals
