@@ -45,7 +45,7 @@ def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
     groups = [g for g in comparison.groups if g.pose == pose]
     finger = comparison.sets[0].finger
     fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
-    colors = plt.cm.tab20(np.linspace(0, 1, max(len(groups), 2)))
+    colors = [plt.cm.tab10(k % 10) if len(groups) <= 10 else plt.cm.tab20(k % 20) for k in range(len(groups))]
     start = np.mean([g.start.theta_rad for g in groups], axis=0)
     for ax, (title, i, j) in zip(axes, PLANES, strict=True):
         p = _polyline_mm(finger, start)
@@ -54,8 +54,9 @@ def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
         for g, color in zip(groups, colors, strict=False):
             p = _polyline_mm(finger, np.radians(g.steady_theta_deg.mean(axis=0)))
             ax.plot(p[:, i], p[:, j], color=color, lw=1.8, marker="o", ms=3, label=short_label(g))
-            ax.annotate(short_label(g), p[-1, [i, j]], color=color, fontsize=8, xytext=(3, -9),
-                        textcoords="offset points")
+            if len(groups) <= 6:  # more labels pile up on each other: the legend names them
+                ax.annotate(short_label(g), p[-1, [i, j]], color=color, fontsize=8, xytext=(3, -9),
+                            textcoords="offset points")
             for pset, style in zip(comparison.sets, SET_STYLES, strict=False):
                 ps = _polyline_mm(pset.finger, g.results[pset.label].sim.steady_theta_rad)
                 ax.plot(ps[:, i], ps[:, j], color=color, lw=1.4, ls=style)
@@ -64,8 +65,7 @@ def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
         ax.set_title(f"{title} plane")
         ax.set_aspect("equal", adjustable="datalim")
         ax.grid(alpha=0.3)
-    sims = ", ".join(f"simulated {p.label} {s}" for p, s in zip(comparison.sets, SET_STYLES, strict=False))
-    fig.suptitle(f"Steady-state poses from {pose}: measured mean (solid), {sims}")
+    fig.suptitle(f"Steady-state poses from {pose}: {_legend_note(comparison)}")
     axes[0].legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)

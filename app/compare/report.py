@@ -88,7 +88,10 @@ def _html(c: Comparison, tables: list[Table], figs: dict) -> str:
         "all joint speeds below 0.1 deg/s (simulation), the trial's end (measurement; averaged over its last "
         f"{measured.STEADY_WINDOW_S:g} s). A model still moving {resim.SETTLE_TIMEOUT_S:g} s after the inputs "
         "stop is marked unsettled.</li>"
-        "<li>SD: sample SD (n - 1) over the repeats of the measured steady values.</li>"
+        "<li>SD: sample SD (n - 1) over the repeats of the measured steady values. Because Tables 4-6 compare "
+        "every repeat with ONE simulation from the average start, scatter between repeats enters the error: "
+        "even a perfect model shows an MAE of about the SD there. The per-repeat table (each repeat from its own "
+        "start) separates model error from scatter.</li>"
         "<li>Forces: the force the surface applies to the fingertip, in the world frame (X distal, Y radial, "
         "Z dorsal), from the Nano17 wrench by F = -R_surface(angle) F_sensor (the sensor's axes along the "
         "surface frame).</li></ul>")
@@ -136,14 +139,14 @@ def text_summary(c: Comparison) -> str:
     forces = [g for g in c.groups if g.has_force]
     if forces:
         lines += ["", "Table 6  contact force: F_exp - F_sim, N, mean (SD); |F| err %; direction err deg",
-                  f"{'trial':<34}" + "".join(f"{a:>20}" for a in "XYZ") + f"{'|F| err %':>16}{'phi err deg':>16}"]
+                  f"{'trial':<34}" + "".join(f"{a:>26}" for a in "XYZ") + f"{'|F| err %':>16}{'phi err deg':>16}"]
         for g in forces:
             fs = [g.results[lab].force for lab in labels]
             cells = [" / ".join(f"{f['mean_N'][a]:.3f}" for f in fs) + f" ({_sd(fs[0]['sd_N'][a], 3)})"
                      for a in range(3)]
             mag = " / ".join(f"{f['magnitude_pct']:.1f}" for f in fs)
             ang = " / ".join(f"{f['direction_deg']:.1f}" for f in fs)
-            lines.append(f"{g.name:<34}" + "".join(f"{s:>20}" for s in cells) + f"{mag:>16}{ang:>16}")
+            lines.append(f"{g.name:<34}" + "".join(f"{s:>26}" for s in cells) + f"{mag:>16}{ang:>16}")
     lines.append("")
     for kind, what in (("free", "free motion"), ("contact", "surface contact")):
         for lab in labels:
