@@ -1,7 +1,8 @@
 """Trials out of session files, as the comparison needs them.
 
 A trial's time range in the session file is [actuation start, steady state reached] (contract of issue 6;
-the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative to that start:
+the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative to that start and in protocol
+seconds (host seconds x the trial's ``time_scale``: a twin at 4x runs a 4 s pull in 1 s of host time):
 
 - tendon excursions (``actuators.excursion_m``), the model's inputs;
 - input tendon tensions from the SEAs (``daq.tendon_force_N``);
@@ -185,18 +186,23 @@ def _trial(session: SessionFile, row: dict) -> MeasuredTrial:
     except (KeyError, TypeError, ValueError):
         raise CompareError(f"{where}: parameters_json pulls must name tendons of {', '.join(TENDONS)}") from None
     start, stop = float(row["start_host_time_s"]), float(row["stop_host_time_s"])
+    # A twin at N x speed runs protocol time N x faster than the host clock: the model runs in protocol time.
+    scale = float(p.get("time_scale", 1.0) or 1.0)
+    if not scale > 0:
+        raise CompareError(f"{where}: parameters_json time_scale must be > 0, got {scale}")
     signals: dict[str, Signal] = {}
     for quantity, sources in SOURCES.items():
         for stream, fname in sources:
             spec = session.streams.get(stream)
             if spec is None or fname not in [f.name for f in spec.fields]:
                 continue
-            i0, i1 = session.rows_between(stream, start - PRE_S, np.nextafter(stop, np.inf))
+            i0, i1 = session.rows_between(stream, start - PRE_S / scale, np.nextafter(stop, np.inf))
             rec = session.read(stream, i0, i1)
             values = np.asarray(rec.data[fname], dtype=float).reshape(len(rec), -1)
             usable = np.isfinite(values).any(axis=1)
             if usable.sum() >= 1:
-                signals[quantity] = Signal(rec.host_time_s[usable] - start, values[usable], f"{stream}.{fname}")
+                signals[quantity] = Signal((rec.host_time_s[usable] - start) * scale, values[usable],
+                                           f"{stream}.{fname}")
                 break
     for quantity in REQUIRED:
         if quantity not in signals:
@@ -208,4 +214,5 @@ def _trial(session: SessionFile, row: dict) -> MeasuredTrial:
     else:
         signals.pop("wrench", None)
     return MeasuredTrial(session.path, int(row["index"]), str(row["name"]), int(row["repeat"]), kind,
-                         str(p["pose"]), None if angle is None else float(angle), pulled, stop - start, signals)
+                         str(p["pose"]), None if angle is None else float(angle), pulled, (stop - start) * scale,
+                         signals)

@@ -19,9 +19,10 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app.joint_stream import joints_spec
 from uartlab.app.recorder import SessionRecorder
 from uartlab.app.rig import actuators_spec, daq_spec
-from uartlab.app.streams import FieldSpec, Record, StreamSpec
+from uartlab.app.streams import Record
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface
@@ -29,16 +30,6 @@ from uartlab.sim.surface import PlaneSurface
 REST_S = 0.3       # at rest before actuation starts (the initial-state window reads it)
 GAP_S = 1.0        # between trials (nothing recorded: the "return" of the real runner)
 SPOOL_RADIUS_M = 0.020
-
-
-def joints_spec(rate_hz: float) -> StreamSpec:
-    """The ``joints`` stream of the contract (issue 6): joint angles by IK, one sample per mocap frame."""
-    return StreamSpec("joints", "OptiTrack IK", (
-        FieldSpec("angles_rad", "f8", (4,), "rad", "joint angles MCP_AB MCP_FE PIP DIP, anatomical (+ flexion)"),
-        FieldSpec("speed_rad_s", "f8", (4,), "rad/s", "joint speeds"),
-        FieldSpec("rms_residual_m", "f8", (), "m", "IK marker residual (RMS)"),
-        FieldSpec("well_posed", "?", (), "", "IK had enough markers"),
-    ), rate_hz)
 
 
 @dataclass
@@ -72,7 +63,8 @@ def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.n
             "surface_angle_deg": trial.surface_angle_deg,
             "pulls": [{"tendon": p.tendon, "amplitude_mm": 1e3 * p.amplitude_m, "duration_s": p.duration_s,
                        "start_s": p.start_s} for p in trial.pulls],
-            "repeat": repeat, "repeats": repeats, "pretension_excursion_m": [float(v) for v in pretension_m]}
+            "repeat": repeat, "repeats": repeats, "time_scale": 1.0,
+            "pretension_excursion_m": [float(v) for v in pretension_m]}
 
 
 def write_model_session(path: str | os.PathLike, trials: list[Trial], params: FingerParams | None = None, *,
@@ -134,5 +126,5 @@ def _write_streams(rec, host_t, x, tip_force, excursion, surface, rng, sample0, 
         "sample_index": sample0 + np.arange(n), "read_host_time_s": host_t, "pot_V": nan6,
         "reference_V": np.full(n, np.nan), "gauge_V": nan6, "tendon_force_N": tension, "wrench": wrench}))
     rec.write(Record("joints", host_t, {
-        "angles_rad": theta, "speed_rad_s": x[:, 4:8], "rms_residual_m": np.zeros(n),
-        "well_posed": np.ones(n, bool)}))
+        "frame_number": sample0 + np.arange(n), "angles_rad": theta, "speed_rad_s": x[:, 4:8],
+        "rms_residual_m": np.zeros(n), "well_posed": np.ones(n, bool)}))
