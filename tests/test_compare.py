@@ -133,6 +133,18 @@ def test_second_parameter_set_equal_to_the_truth_has_near_zero_errors(perturbed_
             assert np.all(np.abs(b.repeat_force_err_N) < 2e-3) and a.force["magnitude_pct"] > 10
 
 
+def test_a_twin_run_faster_than_real_time_compares_in_protocol_seconds(perturbed_session, tmp_path):
+    """Trials recorded at 4x (host time 4x shorter, time_scale 4 in the trial) give the same metrics."""
+    path, _ = perturbed_session
+    fast = tmp_path / "fast.h5"
+    write_model_session(fast, TRIALS, PERTURBED, repeats=3, seed=1, time_scale=4.0, **SPREAD)
+    slow_c, fast_c = run_compare([path]), run_compare([str(fast)])
+    for g_slow, g_fast in zip(slow_c.groups, fast_c.groups, strict=True):
+        assert g_fast.repeats[0].duration_s == pytest.approx(g_slow.repeats[0].duration_s)
+        np.testing.assert_allclose(g_fast.results["defaults"].joint_mae_deg, g_slow.results["defaults"].joint_mae_deg,
+                                   atol=1e-3)  # host times are rounded differently, nothing more
+
+
 # ------------------------------------------------------------------ (3) the formulas and the force frame
 def test_table6_footnotes_on_hand_made_vectors():
     assert metrics.magnitude_error(np.array([3.0, 4.0, 0.0]), np.array([0.0, 5.0, 0.0])) == 0.0

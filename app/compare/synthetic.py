@@ -57,21 +57,23 @@ class TrueRepeat:
         return self.tip_force_N[-1]
 
 
-def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.ndarray) -> dict:
+def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.ndarray,
+                     time_scale: float = 1.0) -> dict:
     """parameters_json as the runner writes it (contract of issue 6)."""
     return {"suite": "model", "suite_sha256": "", "trial": trial.name, "kind": trial.kind, "pose": trial.pose,
             "surface_angle_deg": trial.surface_angle_deg,
             "pulls": [{"tendon": p.tendon, "amplitude_mm": 1e3 * p.amplitude_m, "duration_s": p.duration_s,
                        "start_s": p.start_s} for p in trial.pulls],
-            "repeat": repeat, "repeats": repeats, "time_scale": 1.0,
+            "repeat": repeat, "repeats": repeats, "time_scale": time_scale,
             "pretension_excursion_m": [float(v) for v in pretension_m]}
 
 
 def write_model_session(path: str | os.PathLike, trials: list[Trial], params: FingerParams | None = None, *,
                         repeats: int = 1, seed: int = 0, rate_hz: float = 100.0, pretension_spread: float = 0.0,
                         deflection_spread: float = 0.0, angle_noise_deg: float = 0.0,
-                        force_noise_N: float = 0.0) -> list[TrueRepeat]:
-    """Record ``repeats`` runs of every trial of the "true" finger into a session file; returns the truth."""
+                        force_noise_N: float = 0.0, time_scale: float = 1.0) -> list[TrueRepeat]:
+    """Record ``repeats`` runs of every trial of the "true" finger into a session file; returns the truth.
+    ``time_scale`` > 1 records it as a twin at that speed would: host time runs that many times slower."""
     finger = Finger(params or FingerParams.uart())
     rng = np.random.default_rng(seed)
     dt = 1.0 / rate_hz
@@ -90,19 +92,20 @@ def write_model_session(path: str | os.PathLike, trials: list[Trial], params: Fi
                 result = finger.simulate(x0, trial.pulls, surface, record_dt=dt)
                 true = TrueRepeat(trial.name, k, trial, x0.theta.copy(), x0.F_input.copy(), surface, result)
                 truth.append(true)
-                start = clock + REST_S
+                start = clock + REST_S / time_scale
                 rest = np.arange(-round(REST_S / dt), 0) * dt
                 t = np.concatenate([rest, result.t])
                 x = np.vstack([np.repeat(result.x[:1], rest.size, axis=0), result.x])
                 force = np.vstack([np.repeat(true.tip_force_N[:1], rest.size, axis=0), true.tip_force_N])
                 exc = np.vstack([np.zeros((rest.size, 6)), result.excursions_m])
                 pretension_m = 0.002 * np.arange(1, 7)  # where each SEA sat after pretensioning (arbitrary)
-                rec.begin_trial(trial.name, "model", trial_parameters(trial, k, repeats, pretension_m), k, start)
-                _write_streams(rec, start + t, x, force, pretension_m + exc, surface, rng, sample,
+                parameters = trial_parameters(trial, k, repeats, pretension_m, time_scale)
+                rec.begin_trial(trial.name, "model", parameters, k, start)
+                _write_streams(rec, start + t / time_scale, x, force, pretension_m + exc, surface, rng, sample,
                                angle_noise_deg, force_noise_N)
-                rec.end_trial("settled" if result.settled else "settle timeout", start + result.t[-1])
+                rec.end_trial("settled" if result.settled else "settle timeout", start + result.t[-1] / time_scale)
                 sample += t.size
-                clock = start + result.t[-1] + GAP_S
+                clock = start + (result.t[-1] + GAP_S) / time_scale
     return truth
 
 
