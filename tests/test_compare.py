@@ -242,6 +242,15 @@ def test_unknown_params_key(perturbed_session, tmp_path, capsys):
     assert "q.toml" in err and "frobnication" in err
 
 
+def test_an_untared_nano17_is_noted_in_the_report(tmp_path, capsys):
+    path = tmp_path / "untared.h5"
+    write_model_session(path, TRIALS, repeats=1, tared=False)
+    trials, _ = load_trials(path)
+    assert [bool(t.notes) for t in trials] == [False, True]  # free motion has no force to worry about
+    assert main(["compare", str(path), "--out", str(tmp_path / "r"), "--no-figures"]) == 0
+    assert "not tared" in capsys.readouterr().out and "not tared" in (tmp_path / "r" / "report.html").read_text()
+
+
 def test_unsettled_trials_are_skipped_and_named(tmp_path):
     path = tmp_path / "s.h5"
     write_model_session(path, TRIALS[:1], repeats=2)

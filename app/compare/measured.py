@@ -85,6 +85,7 @@ class MeasuredTrial:
     pulled: tuple[str, ...]         # the actively pulled tendons
     duration_s: float               # actuation start -> steady state
     signals: dict[str, Signal] = field(repr=False)
+    notes: list[str] = field(default_factory=list)  # what the reader of the report must know about this repeat
 
     @property
     def label(self) -> str:
@@ -154,6 +155,8 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
         if not rows:
             raise CompareError(f"{path}: the session has no trials (record with a protocol suite; "
                                "`uartlab record` alone records streams but no trials)")
+        # the Nano17 reads relative to its last tare (app/rig.py); untared, its offset is in every force
+        tares = [e.host_time_s for e in session.events() if e.message.startswith("Nano17 tared")]
         trials, skipped = [], []
         for row in rows:
             label = f"{os.path.basename(path)}#{row['index']} {row['name']}"
@@ -161,7 +164,7 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
                 why = row["outcome"] or "not finished (no stop time)"
                 skipped.append((label, f"outcome {why!r}: no steady state to compare"))
                 continue
-            trials.append(_trial(session, row))
+            trials.append(_trial(session, row, tares))
         return trials, skipped
     except (KeyError, OSError) as exc:
         raise CompareError(f"{path}: unreadable session layout ({exc})") from None
@@ -169,7 +172,7 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
         session.close()
 
 
-def _trial(session: SessionFile, row: dict) -> MeasuredTrial:
+def _trial(session: SessionFile, row: dict, tares: list[float]) -> MeasuredTrial:
     where = f"{session.path}: trial {row['index']} ({row['name']})"
     p = row["parameters"]
     for key in ("kind", "pose", "pulls"):
@@ -213,6 +216,10 @@ def _trial(session: SessionFile, row: dict) -> MeasuredTrial:
         signals["fingertip_force_N"] = Signal(w.t_s, tip_force_from_wrench(w.values, angle), w.source + " (world)")
     else:
         signals.pop("wrench", None)
+    notes = []
+    if "fingertip_force_N" in signals and not any(t <= start for t in tares):
+        notes.append("the Nano17 was not tared before this trial (no 'Nano17 tared' event): its forces include "
+                     "the sensor's offset")
     return MeasuredTrial(session.path, int(row["index"]), str(row["name"]), int(row["repeat"]), kind,
                          str(p["pose"]), None if angle is None else float(angle), pulled, (stop - start) * scale,
-                         signals)
+                         signals, notes)

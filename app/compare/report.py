@@ -54,6 +54,14 @@ def write_report(c: Comparison, out_dir: str, figures: bool = True) -> dict:
     return {"html": path, "tables": [f"{t.key}.csv" for t in tables], "figures": figs}
 
 
+def all_notes(c: Comparison) -> list[tuple[str, str]]:
+    """(where, what) for every note of a measured repeat or a simulation, each once."""
+    notes = [(r.label, n) for g in c.groups for r in g.repeats for n in r.notes]
+    notes += [(f"{g.name} with parameters {p.label}", n) for g in c.groups for p in c.sets
+              for n in g.results[p.label].sim.notes]
+    return list(dict.fromkeys(notes))
+
+
 def _table_html(t: Table) -> str:
     digits = [3 if "[N]" in h else 2 for h in t.header]
     head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
@@ -99,10 +107,10 @@ def _html(c: Comparison, tables: list[Table], figs: dict) -> str:
         parts.append("<h2>Trials not compared</h2><ul>")
         parts += [f"<li>{html.escape(label)}: {html.escape(why)}</li>" for label, why in c.skipped]
         parts.append("</ul>")
-    notes = [(g.name, p.label, n) for g in c.groups for p in c.sets for n in g.results[p.label].sim.notes]
+    notes = all_notes(c)
     if notes:
-        parts.append("<h2>Notes from the simulations</h2><ul>")
-        parts += [f"<li>{html.escape(n)} ({html.escape(p)}): {html.escape(m)}</li>" for n, p, m in notes]
+        parts.append("<h2>Notes</h2><ul>")
+        parts += [f"<li>{html.escape(where)}: {html.escape(what)}</li>" for where, what in notes]
         parts.append("</ul>")
     parts += [_table_html(t) for t in tables]
     if figs:
@@ -161,6 +169,8 @@ def text_summary(c: Comparison) -> str:
             lines.append(f"across {s['n_trials']} {what} trials ({lab}): MAE deg {mae}{extra}")
     for label, why in c.skipped:
         lines.append(f"skipped {label}: {why}")
+    for where, what in all_notes(c):
+        lines.append(f"note: {where}: {what}")
     return "\n".join(lines)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from uartlab.app.joint_stream import joints_spec
 from uartlab.app.recorder import SessionRecorder
 from uartlab.app.rig import actuators_spec, daq_spec
-from uartlab.app.streams import Record
+from uartlab.app.streams import Event, Record
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface
@@ -71,7 +71,7 @@ def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.n
 def write_model_session(path: str | os.PathLike, trials: list[Trial], params: FingerParams | None = None, *,
                         repeats: int = 1, seed: int = 0, rate_hz: float = 100.0, pretension_spread: float = 0.0,
                         deflection_spread: float = 0.0, angle_noise_deg: float = 0.0,
-                        force_noise_N: float = 0.0, time_scale: float = 1.0) -> list[TrueRepeat]:
+                        force_noise_N: float = 0.0, time_scale: float = 1.0, tared: bool = True) -> list[TrueRepeat]:
     """Record ``repeats`` runs of every trial of the "true" finger into a session file; returns the truth.
     ``time_scale`` > 1 records it as a twin at that speed would: host time runs that many times slower."""
     finger = Finger(params or FingerParams.uart())
@@ -83,6 +83,8 @@ def write_model_session(path: str | os.PathLike, trials: list[Trial], params: Fi
         for spec in (actuators_spec(rate_hz), daq_spec(rate_hz), joints_spec(rate_hz)):
             rec.add_stream(spec)
         clock = 1000.0
+        if tared:
+            rec.event(Event(clock - 1.0, "operator", "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))  # as the rig logs it
         sample = 0
         for trial in trials:
             for k in range(1, repeats + 1):
