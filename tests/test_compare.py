@@ -206,6 +206,19 @@ def test_cli_writes_csv_html_and_figures(perturbed_session, tmp_path, capsys):
     assert len(os.listdir(out / "transients")) == 2
 
 
+def test_cli_json_and_trial_filter(perturbed_session, tmp_path, capsys):
+    import json
+
+    path, _ = perturbed_session
+    assert main(["compare", path, "--trials", "contact/*", "--no-figures", "--json", "--out", str(tmp_path / "r")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["trial"] for t in report["trials"]] == ["contact/Curl/FDP+ED@67.5deg"]
+    d = report["trials"][0]["sets"]["defaults"]
+    assert len(d["joint_mae_deg"]) == 4 and d["magnitude_error_pct"] > 0 and len(report["trials"][0]["sd_deg"]) == 4
+    assert not (tmp_path / "r" / "figures").exists() and (tmp_path / "r" / "table6_contact_force.csv").exists()
+    assert "matches" in _cli_error(capsys, path, "--trials", "nothing*", "--out", str(tmp_path / "r2"))
+
+
 # ------------------------------------------------------------------ (5) bad input: one clear line
 def _cli_error(capsys, *argv) -> str:
     assert main(["compare", *argv]) == 2
