@@ -51,6 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
     replay.set_defaults(run=_lazy("replay_cli"))
 
+    compare = sub.add_parser("compare", help="re-simulate recorded trials and compare with the model "
+                             "(the paper's Tables 4-6, Figs. 13-16)")
+    compare.add_argument("sessions", nargs="+", metavar="SESSION.h5", help="session files; trials with the same "
+                         "name are repeats of one trial, across all files")
+    compare.add_argument("--params", metavar="P.toml", help="model parameters (default: the shipped defaults)")
+    compare.add_argument("--params-b", metavar="Q.toml", help="a second parameter set, compared side by side")
+    compare.add_argument("--out", metavar="DIR", help="report folder (default: compare_<first session name>)")
+    compare.add_argument("--trials", metavar="GLOB", help="only trials whose name matches, e.g. 'contact/Curl/*'")
+    compare.add_argument("--no-figures", action="store_true", help="tables and CSV only (faster)")
+    compare.add_argument("--json", action="store_true", help="print the summary as JSON instead of text tables")
+    compare.set_defaults(run=_lazy("compare.cli"))
+
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
     bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")

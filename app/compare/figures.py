@@ -1,0 +1,169 @@
+"""The paper's result figures as PNGs (matplotlib, Agg).
+
+Fig. 13  steady-state poses, measured (mean over repeats) solid, simulated dashed (a second parameter set
+         dotted); one figure per start pose (Flex: the free-motion trials; Hook, Curl: the contact trials),
+         the start pose in grey. Panels X-Y and Z-Y as the paper, plus X-Z: in our world frame (X distal,
+         Y radial, Z dorsal) flexion happens in the X-Z plane, which the paper's two views do not show.
+Fig. 14  input tendon tensions over time: the actively pulled tendons on the top axis, the passive ones below.
+Fig. 15  joint angles over time.
+Fig. 16  fingertip contact force (world frame) over time, the repeats' SD as a band.
+Figs. 14-16 are drawn for every trial (the paper shows one); time 0 is the actuation start.
+"""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from uartlab.sim.names import JOINTS, TENDONS  # noqa: E402
+
+from .analysis import Comparison, TrialGroup  # noqa: E402
+
+SET_STYLES = ("--", ":")
+DPI = 110
+PLANES = (("X-Y", 0, 1), ("Z-Y", 2, 1), ("X-Z", 0, 2))
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")
+
+
+def short_label(group: TrialGroup) -> str:
+    return "+".join(group.pulled)
+
+
+def _polyline_mm(finger, theta_rad) -> np.ndarray:
+    """Base, MCP, PIP, DIP, fingertip (5, 3) in mm."""
+    return 1e3 * np.vstack([finger.frames(theta_rad)[1][0], finger.joint_positions(theta_rad)])
+
+
+def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
+    groups = [g for g in comparison.groups if g.pose == pose]
+    finger = comparison.sets[0].finger
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+    colors = [plt.cm.tab10(k % 10) if len(groups) <= 10 else plt.cm.tab20(k % 20) for k in range(len(groups))]
+    start = np.mean([g.start.theta_rad for g in groups], axis=0)
+    for ax, (title, i, j) in zip(axes, PLANES, strict=True):
+        p = _polyline_mm(finger, start)
+        ax.plot(p[:, i], p[:, j], color="0.6", lw=2.5, marker="o", ms=3)
+        ax.annotate(pose, p[-1, [i, j]], color="0.4", fontsize=8, xytext=(3, 3), textcoords="offset points")
+        for g, color in zip(groups, colors, strict=False):
+            p = _polyline_mm(finger, np.radians(g.steady_theta_deg.mean(axis=0)))
+            ax.plot(p[:, i], p[:, j], color=color, lw=1.8, marker="o", ms=3, label=short_label(g))
+            if len(groups) <= 6:  # more labels pile up on each other: the legend names them
+                ax.annotate(short_label(g), p[-1, [i, j]], color=color, fontsize=8, xytext=(3, -9),
+                            textcoords="offset points")
+            for pset, style in zip(comparison.sets, SET_STYLES, strict=False):
+                ps = _polyline_mm(pset.finger, g.results[pset.label].sim.steady_theta_rad)
+                ax.plot(ps[:, i], ps[:, j], color=color, lw=1.4, ls=style)
+        ax.set_xlabel(f"{title[0]} [mm]")
+        ax.set_ylabel(f"{title[2]} [mm]")
+        ax.set_title(f"{title} plane")
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Steady-state poses from {pose}: {_legend_note(comparison)}")
+    axes[0].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def _sim_lines(ax, comparison, group, attr, columns, colors, scale=None):
+    for pset, style in zip(comparison.sets, SET_STYLES, strict=False):
+        sim = group.results[pset.label].sim
+        values = getattr(sim, attr)
+        if values is None:
+            continue
+        values = scale(values) if scale else values
+        for c, color in zip(columns, colors, strict=True):
+            ax.plot(sim.t_s, values[:, c], color=color, ls=style, lw=1.3)
+
+
+def _legend_note(comparison) -> str:
+    return "measured mean (solid), " + ", ".join(
+        f"simulated {p.label} ({'dashed' if s == '--' else 'dotted'})"
+        for p, s in zip(comparison.sets, SET_STYLES, strict=False))
+
+
+def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
+    fig, axes = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    active = [TENDONS.index(t) for t in group.pulled]
+    passive = [i for i in range(6) if i not in active]
+    measured = group.measured_mean["tendon_force_N"]
+    for ax, cols, what in ((axes[0], active, "active"), (axes[1], passive, "passive")):
+        colors = [plt.cm.tab10(c) for c in cols]
+        for c, color in zip(cols, colors, strict=True):
+            ax.plot(group.grid_s, measured[:, c], color=color, lw=1.8, label=TENDONS[c])
+        _sim_lines(ax, comparison, group, "tensions_N", cols, colors)
+        ax.set_ylabel(f"{what} tension [N]")
+        ax.legend(fontsize=8, ncol=4)
+        ax.grid(alpha=0.3)
+    axes[1].set_xlabel("time from actuation start [s]")
+    axes[0].set_title(f"{group.name}: input tendon tensions\n{_legend_note(comparison)}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    colors = [plt.cm.tab10(j) for j in range(4)]
+    measured = group.measured_mean["joint_angles_rad"]
+    for j, color in enumerate(colors):
+        ax.plot(group.grid_s, measured[:, j], color=color, lw=1.8, label=JOINTS[j])
+    _sim_lines(ax, comparison, group, "theta_rad", range(4), colors, np.degrees)
+    ax.set_xlabel("time from actuation start [s]")
+    ax.set_ylabel("joint angle [deg] (+ flexion, + abduction)")
+    ax.set_title(f"{group.name}: joint angles\n{_legend_note(comparison)}", fontsize=10)
+    ax.legend(fontsize=8, ncol=4)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def force_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    colors = [plt.cm.tab10(j) for j in range(3)]
+    mean, sd = group.measured_mean["fingertip_force_N"], group.measured_sd["fingertip_force_N"]
+    for a, color in enumerate(colors):
+        ax.plot(group.grid_s, mean[:, a], color=color, lw=1.8, label="XYZ"[a])
+        if np.isfinite(sd[:, a]).any():
+            ax.fill_between(group.grid_s, mean[:, a] - sd[:, a], mean[:, a] + sd[:, a], color=color, alpha=0.2,
+                            lw=0)
+    _sim_lines(ax, comparison, group, "tip_force_N", range(3), colors)
+    ax.set_xlabel("time from actuation start [s]")
+    ax.set_ylabel("force on the fingertip [N]")
+    ax.set_title(f"{group.name}: contact force, world frame (X distal, Y radial, Z dorsal)\n"
+                 f"{_legend_note(comparison)}, SD band over {group.n} repeats", fontsize=10)
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def write_figures(comparison: Comparison, out_dir: str) -> dict[str, list[str]]:
+    """Every figure into out_dir/figures; returns {"poses": [...], <group name>: [...]} relative paths."""
+    import os
+
+    os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
+    made: dict[str, list[str]] = {"poses": []}
+    for pose in dict.fromkeys(g.pose for g in comparison.groups):
+        rel = f"figures/fig13_poses_{slug(pose)}.png"
+        pose_figure(comparison, pose, os.path.join(out_dir, rel))
+        made["poses"].append(rel)
+    for g in comparison.groups:
+        s = slug(g.name)
+        rels = [f"figures/fig14_tensions_{s}.png", f"figures/fig15_angles_{s}.png"]
+        tension_figure(comparison, g, os.path.join(out_dir, rels[0]))
+        angle_figure(comparison, g, os.path.join(out_dir, rels[1]))
+        if g.has_force:
+            rels.append(f"figures/fig16_forces_{s}.png")
+            force_figure(comparison, g, os.path.join(out_dir, rels[2]))
+        made[g.name] = rels
+    return made
