@@ -140,6 +140,7 @@ class LiveModel:
         self._behind_max_lag = 0.0
         self._seen_drops = 0
         self._prev: tuple[int, int] | None = None
+        self._gap = False
         self._last_finite = {"joint_angles_rad": None, "tendon_force_N": None, "wrench": np.zeros(6)}
         self._sub = hub.subscribe(SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
         self._stop = threading.Event()
@@ -207,6 +208,7 @@ class LiveModel:
         self._remember(d, k)
         active = phase in ACTIVE_PHASES
         prev, self._prev = self._prev, (phase, index)
+        gap, self._gap = self._gap, False  # ticks were dropped just before this one
         trial = self._trial
         if trial is not None and (not active or index != trial.index):
             self._end_trial(f"runner {_phase_name(phase)}")
@@ -214,9 +216,10 @@ class LiveModel:
         if trial is None:
             # A trial starts at its actuation. A model that missed that tick (dropped, or started mid-trial)
             # joins late from the state it has; one whose trial ended early (diverged) waits for the next.
-            continued = prev is not None and prev[0] in ACTIVE_PHASES and prev[1] == index
+            continued = prev is not None and prev[0] in ACTIVE_PHASES and prev[1] == index and not gap
             if active and not continued:
-                self._start_trial(t, phase, index, d, k)
+                late = phase != ACTUATE or prev is None or prev[0] == ACTUATE or gap
+                self._start_trial(t, phase, index, d, k, late)
             return
         self._advance(t, phase, d, k, following)
 
@@ -232,12 +235,13 @@ class LiveModel:
         if n > self._seen_drops:
             new, self._seen_drops = n - self._seen_drops, n
             self.stats.dropped += new
+            self._gap = True
             if self._trial is not None:
                 self._pending += new
             self._say(f"behind: the hub dropped {new} runner ticks from the model's full queue; the next step "
                       "bridges the gap with the mean measured excursion rate")
 
-    def _start_trial(self, t: float, phase: int, index: int, d: dict, k: int) -> None:
+    def _start_trial(self, t: float, phase: int, index: int, d: dict, k: int, late: bool) -> None:
         t0 = self._clock()
         angles, forces = self._last_finite["joint_angles_rad"], self._last_finite["tendon_force_N"]
         excursion = np.asarray(d["excursion_m"][k], dtype=float).copy()
@@ -258,7 +262,7 @@ class LiveModel:
         self.stats.trials += 1
         self.rms.reset(index)
         name = getattr(entry, "name", "?")
-        where = "" if phase == ACTUATE else f" late (in {_phase_name(phase)}, velocities assumed zero)"
+        where = f" late (in {_phase_name(phase)}, velocities assumed zero)" if late else ""
         contact = "free" if surface is None else \
             f"surface {angle:g} deg, {1e3 * deflection_for_force(self.finger, normal_force):.2f} mm deflection"
         self._say(f"trial {index} ({name}): model started{where} from the measured state: angles "
