@@ -28,6 +28,7 @@ file's events) and show in ``ticks_merged`` of the sample that covers them.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -226,9 +227,9 @@ class LiveModel:
     def _remember(self, d: dict, k: int) -> None:
         """The last finite measurement of each input, for a start when this tick's is missing."""
         for name in self._last_finite:
-            value = np.asarray(d[name][k], dtype=float)
-            if np.all(np.isfinite(value)):
-                self._last_finite[name] = value.copy()
+            value = d[name][k]
+            if _finite(value):
+                self._last_finite[name] = value  # a view: published records are never changed
 
     def _check_drops(self) -> None:
         n = self._sub.dropped.get(RUNNER_STREAM, 0)
@@ -245,7 +246,7 @@ class LiveModel:
         t0 = self._clock()
         angles, forces = self._last_finite["joint_angles_rad"], self._last_finite["tendon_force_N"]
         excursion = np.asarray(d["excursion_m"][k], dtype=float).copy()
-        if angles is None or forces is None or not np.all(np.isfinite(excursion)):
+        if angles is None or forces is None or not _finite(excursion):
             self._say(f"trial {index}: model not started: no measured joint angles, tendon forces or excursions yet")
             return
         entry = self.plan[index] if 0 <= index < len(self.plan) else None
@@ -276,7 +277,7 @@ class LiveModel:
         dt, lag = t - tr.t, max(0.0, self._newest_t - t)
         self.stats.max_lag_s = max(self.stats.max_lag_s, lag)
         can_merge = following is not None and _continues(following, tr.index)
-        if dt <= 0 or not np.all(np.isfinite(excursion)) or (lag > self.behind_s and can_merge):
+        if dt <= 0 or not _finite(excursion) or (lag > self.behind_s and can_merge):
             # Fold this tick into the next step: a repeated timestamp, an unread servo, or catching up.
             if lag > self.behind_s and not self._behind:
                 self._behind, self.stats.behind_episodes = True, self.stats.behind_episodes + 1
@@ -288,7 +289,7 @@ class LiveModel:
             return
         t0 = self._clock()
         x = tr.stepper.step(dt, (excursion - tr.excursion) / dt)
-        if not np.all(np.isfinite(x)):
+        if not _finite(x):
             self._end_trial(f"the model diverged {t - tr.t:.3f} s into the step at tick time {t:.3f} s")
             return
         tr.t, tr.excursion = t, excursion.copy()
@@ -337,6 +338,10 @@ class LiveModel:
 
     def _say(self, message: str) -> None:
         self.hub.event("model", SOURCE, message[:500])  # the session's events table keeps 512 bytes
+
+
+def _finite(values: np.ndarray) -> bool:
+    return math.isfinite(values.sum())  # NaN or inf anywhere makes the sum so; cheaper than isfinite().all()
 
 
 def _continues(following, index: int) -> bool:

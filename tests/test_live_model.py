@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -259,3 +260,15 @@ def test_running_rms_restarts_with_each_trial_and_counts_only_the_scored_phases(
     rms.add(1, PHASES.index(Phase.PAUSED), np.zeros(4), np.zeros(6), np.zeros(3))
     rms.add(1, actuate, np.zeros(4), np.zeros(6), np.zeros(3))  # ... starts from zero when ACTUATE comes again
     assert rms.summary().samples == 1
+
+
+def test_bench_live_reports_the_margin_side_by_side_with_an_empty_consumer(capsys):
+    from uartlab.app.cli import main
+
+    main(["bench", "live", "--rates", "100", "--repeats", "1", "--no-real-time", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    (s,) = out["side_by_side"]
+    assert s["cpu"]["live"]["n"] == s["cpu"]["empty"]["n"] > 800
+    assert s["cpu"]["live"]["margin_p99"] == pytest.approx(1e4 / s["cpu"]["live"]["p99_us"])
+    assert s["cpu"]["live"]["median_us"] > s["cpu"]["empty"]["median_us"]  # it measures the model, not nothing
+    assert s["cpu"]["trial_start"]["n"] == 2
