@@ -75,11 +75,12 @@ class RecordingSession:
         elif item.stream in self.recorder.specs:
             self.recorder.write(item)
 
-    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int = 0) -> None:
-        self.recorder.begin_trial(name, protocol, parameters, repeat)
+    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int = 0,
+                    host_time_s: float | None = None) -> None:
+        self.recorder.begin_trial(name, protocol, parameters, repeat, host_time_s)
 
-    def end_trial(self, outcome: str) -> None:
-        self.recorder.end_trial(outcome)
+    def end_trial(self, outcome: str, host_time_s: float | None = None) -> None:
+        self.recorder.end_trial(outcome, host_time_s)
 
     def close(self) -> dict:
         """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary."""

@@ -36,15 +36,18 @@ from enum import Enum
 
 import numpy as np
 from uartlab.sim.names import TENDONS
+from uartlab.sim.scenarios import MIN_PRETENSION_N
 
 from .interlocks import InterlockLimits, Interlocks, Observation
 from .suite import Suite, SuiteTrial
 from .trajectories import Trajectory
 
-# Pretension defaults, est.: 1 N takes up tendon slack without moving the finger (the paper's pulls reach
-# tens of N); 0.2 N is above the SEA pot's noise; 2e-4 m/N per tick closes 6 % of the error per tick on
-# the paper's 0.3 N/mm SEA spring (about 50 ticks, no overshoot); 5 s is many times that at 100 Hz.
-DEFAULT_PRETENSION_N = 1.0
+# Pretension defaults. The target is the model's start-state minimum (sim.scenarios.MIN_PRETENSION_N,
+# 0.3 N): "initially small tensions in all the input tendons" (paper) - every tendon taut, none pulling;
+# more than that on all six at once is a co-contraction that moves the free finger off its start pose.
+# est.: 0.2 N tolerance is far above the SEA pot's noise (~4 mN); 2e-4 m/N per tick closes 6 % of the
+# error per tick on the paper's 0.3 N/mm SEA spring (about 50 ticks, no overshoot); 5 s is many times that.
+DEFAULT_PRETENSION_N = MIN_PRETENSION_N
 DEFAULT_PRETENSION_TOL_N = 0.2
 DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
 DEFAULT_PRETENSION_TIMEOUT_S = 5.0
@@ -174,7 +177,11 @@ class Runner:
     def estop(self, now_s: float, why: str = "E-stop") -> None:
         """Emergency stop: latch FAULT with this reason and command torque off from now on."""
         self._estopped = True
-        trip = self.interlocks.trip("operator", "E-stop", why)
+        self.fault(now_s, "operator", "E-stop", why)
+
+    def fault(self, now_s: float, check: str, subject: str, reason: str) -> None:
+        """A fault found outside the interlocks (a command the bus refused, the E-stop): latch FAULT."""
+        trip = self.interlocks.trip(check, subject, reason)
         if self.phase is not Phase.FAULT:
             self.fault_reason = trip.reason
             self._go(Phase.FAULT, now_s, trip.reason)
@@ -197,6 +204,11 @@ class Runner:
     @property
     def index(self) -> int:
         return self._index
+
+    @property
+    def offset_m(self) -> np.ndarray:
+        """The excursions the current trial's pulls are added to (where pretension left the tendons)."""
+        return self._offset.copy()
 
     # ------------------------------------------------------------ the tick
     def tick(self, now_s: float, obs: Observation) -> Command:
@@ -249,8 +261,10 @@ class Runner:
 
     def _pretension(self, now_s: float, obs: Observation) -> None:
         p = self.pretension
-        err = p.target_N - np.asarray(obs.tendon_force_N, dtype=float)
-        if np.all(np.abs(err) <= p.tol_N) and self._still(obs):
+        # Take up slack only: a tendon already above the target may be what holds the pose against gravity
+        # (the start state's smallest holding tensions reach a few N), so it is left as it is.
+        err = np.maximum(p.target_N - np.asarray(obs.tendon_force_N, dtype=float), 0.0)
+        if np.all(err <= p.tol_N) and self._still(obs):
             self._traj = self.plan[self._index][0].trajectory()
             self._actuate_t0 = now_s
             self._go(Phase.ACTUATE, now_s, self._label())
@@ -259,7 +273,7 @@ class Runner:
         if now_s - self._since >= p.timeout_s:
             worst = int(np.argmax(np.abs(err)))
             reason = (f"pretension timeout after {p.timeout_s:g} s: tendon {_tendon(worst)} at "
-                      f"{obs.tendon_force_N[worst]:.2f} N, target {p.target_N:g} N")
+                      f"{obs.tendon_force_N[worst]:.2f} N, target at least {p.target_N:g} N")
             self.fault_reason = reason
             self._go(Phase.FAULT, now_s, reason)
             return

@@ -144,6 +144,13 @@ class Plant:
                                        cfg.pretension_N)
         self.stepper = self.finger.stepper(x0, self.surface, max_substep_s=cfg.tick_s)
 
+    def place(self, pose: str, surface_angle_deg: float | None) -> None:
+        """What the operator does between trials of another set-up: the finger placed in ``pose`` (on the
+        surface at that angle, or free), at rest with the pretension; the servos stay where they are."""
+        with self.lock:
+            self.config.pose, self.config.surface_angle_deg = pose, surface_angle_deg
+            self._build_start()
+
     # ------------------------------------------------------------ time
     def advance(self, dt: float) -> None:
         """Advance the plant by dt seconds of model time (in ticks of config.tick_s)."""
