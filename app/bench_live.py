@@ -21,8 +21,9 @@ import numpy as np
 from uartlab.sim import Finger
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
+from .experiment import runner_spec
 from .hub import Hub
-from .live_feed import runner_spec, simulated_trial
+from .live_feed import simulated_trial
 from .live_model import RUNNER_STREAM, LiveModel
 from .streams import FieldSpec, Record, StreamSpec
 

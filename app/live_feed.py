@@ -1,5 +1,5 @@
 """A simulated `runner` stream: a trial run on the model, published tick by tick the way the Experiment
-publishes its control ticks (the contract's `runner` stream). It feeds the live model in its tests and in
+publishes its control ticks (the `runner` stream of app/experiment.py). It feeds the live model in its tests and in
 `uartlab bench live` without a rig; the "measured" values are the simulated finger's, so a live model with the
 same parameters must reproduce them.
 
@@ -17,32 +17,22 @@ from uartlab.protocols.runner import Phase
 from uartlab.sim import Finger, PlaneSurface, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, Trial, start_state
 
+from .live_model import RUNNER_STREAM
 from .live_residuals import PHASES
-from .streams import FieldSpec, Record, StreamSpec
-
-RUNNER_STREAM = "runner"
-RUNNER_FIELDS = (  # the contract (/work/contract.md, issue 6)
-    FieldSpec("phase", "i8", (), "", "index into protocols.runner.Phase"),
-    FieldSpec("trial_index", "i8", (), "", "-1 outside trials"),
-    FieldSpec("command_m", "f8", (6,), "m", "commanded excursion FDP FDS ED DI PI LUM"),
-    FieldSpec("excursion_m", "f8", (6,), "m", "measured excursion"),
-    FieldSpec("tendon_force_N", "f8", (6,), "N", "SEA tendon forces"),
-    FieldSpec("joint_angles_rad", "f8", (4,), "rad", "joint angles MCP_AB MCP_FE PIP DIP"),
-    FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz]"),
-)
-
-
-def runner_spec(control_rate_hz: float = 100.0) -> StreamSpec:
-    return StreamSpec(RUNNER_STREAM, "simulated runner", RUNNER_FIELDS, control_rate_hz)
+from .streams import Record
 
 
 def runner_record(t: float, phase: Phase, trial_index: int, excursion_m, tendon_force_N, joint_angles_rad,
-                  wrench, command_m=None) -> Record:
-    """One tick of the runner stream."""
+                  wrench, joint_speed_rad_s=None, command_m=None) -> Record:
+    """One tick of the runner stream, every field of app/experiment.py's ``runner_spec``."""
     excursion = np.asarray(excursion_m, dtype=float)
+    speed = np.zeros(4) if joint_speed_rad_s is None else np.asarray(joint_speed_rad_s, dtype=float)
+    wrench = np.asarray(wrench, dtype=float)
     return Record.single(RUNNER_STREAM, t, phase=PHASES.index(phase), trial_index=trial_index,
                          command_m=excursion if command_m is None else command_m, excursion_m=excursion,
-                         tendon_force_N=tendon_force_N, joint_angles_rad=joint_angles_rad, wrench=wrench)
+                         tendon_force_N=tendon_force_N, joint_angles_rad=joint_angles_rad,
+                         joint_speed_deg_s=np.degrees(speed), wrench=wrench,
+                         fingertip_force_N=float(np.linalg.norm(wrench[:3])))
 
 
 @dataclass
@@ -75,11 +65,12 @@ def simulated_trial(finger: Finger, trial: Trial, *, rate_hz: float = 100.0, tri
     end = max(p.start_s + p.duration_s for p in trial.pulls)
     records = [runner_record(t0_s + (k - pre_ticks) * period, Phase.PRETENSION, trial_index, excursions[0],
                              result.tensions_N[0], result.x[0, 8:12], wrench[0]) for k in range(pre_ticks)]
+    speed = result.x[:, 4:8]
     n = len(result.t)
     for j in range(n):
         phase = Phase.RECORD if j == n - 1 else (Phase.ACTUATE if result.t[j] <= end + 1e-9 else Phase.SETTLE)
         records.append(runner_record(t0_s + result.t[j], phase, trial_index, excursions[j], result.tensions_N[j],
-                                     result.x[j, 8:12], wrench[j]))
+                                     result.x[j, 8:12], wrench[j], speed[j]))
     t_end = t0_s + result.t[-1]
     records += [runner_record(t_end + (k + 1) * period, Phase.PRETENSION, trial_index + 1, excursions[-1],
                               result.tensions_N[-1], result.x[-1, 8:12], wrench[-1]) for k in range(post_ticks)]

@@ -1,18 +1,20 @@
 """The bond-graph model running beside the rig: a hub consumer that predicts each trial tick by tick.
 
-    live = LiveModel(rig.hub, Finger(params), trials=suite)   # registers the `model` stream: do this
-    session = RecordingSession(rig, path)                     # before the recorder starts, so it is recorded
+    live = LiveModel(rig.hub, Finger(params), trials=suite,   # registers the `model` stream: do this
+                     time_scale=rig.time_scale)               # before the recorder starts, so it is recorded
+    session = RecordingSession(rig, path)
     live.start(); ...; live.close()
 
-It reads the `runner` stream (one sample per control tick: phase, trial_index, measured excursions, tendon
-forces, joint angles, Nano17 wrench; see /work/contract.md). When a trial's actuation starts (phase becomes
-ACTUATE) it sets the model up the paper's way from the measured state (``sim.scenarios.measured_start``:
-measured joint angles and input tendon forces, EM balanced at the junctions, velocities zero, for contact the
-surface at the fingertip pressed in by the deflection the measured normal force implies) and from then on
-advances the model's incremental Stepper in lockstep with the control ticks, driven by the MEASURED
-excursion rates (difference of consecutive measured excursions over the tick interval, held over the
-interval: the model's excursion input equals the measured one at every tick). It follows the trial through
-SETTLE, RECORD and RETURN and stops when the runner leaves them.
+It reads the `runner` stream of app/experiment.py (one sample per control tick: phase, trial_index, measured
+excursions, tendon forces, joint angles, Nano17 wrench). Ticks are stamped in host seconds; the model
+advances ``time_scale`` model seconds per host second (``rig.time_scale``: 1 on hardware, the twin's speed).
+When a trial's actuation starts (phase becomes ACTUATE) it sets the model up the paper's way from the measured
+state (``sim.scenarios.measured_start``: measured joint angles and input tendon forces, EM balanced at the
+junctions, velocities zero, for contact the surface at the fingertip pressed in by the deflection the measured
+normal force implies) and from then on advances the model's incremental Stepper in lockstep with the control
+ticks, driven by the MEASURED excursion rates (difference of consecutive measured excursions over the tick
+interval, held over the interval: the model's excursion input equals the measured one at every tick). It
+follows the trial through SETTLE, RECORD and RETURN and stops when the runner leaves them.
 
 Each tick gives one `model` sample at the tick's host time: the predicted joint angles, tendon tensions and
 fingertip force, the residuals measured - model, ``lag_s`` (how far that tick is behind the newest tick the
@@ -124,9 +126,12 @@ class LiveModel:
 
     def __init__(self, hub: Hub, finger: Finger | None = None, trials=None, *, control_rate_hz: float = 100.0,
                  behind_s: float = BEHIND_S, queue_ticks: int = QUEUE_TICKS, method: str = "rk4",
-                 max_substep_s: float = DEFAULT_DT_S, keep_step_times: bool = False,
+                 max_substep_s: float = DEFAULT_DT_S, time_scale: float = 1.0, keep_step_times: bool = False,
                  clock: Callable[[], float] = time.perf_counter):
         self.hub, self.behind_s, self.method, self.max_substep_s = hub, float(behind_s), method, max_substep_s
+        if not time_scale > 0:
+            raise ValueError(f"time_scale must be > 0 (model seconds per host second), got {time_scale}")
+        self.time_scale = float(time_scale)  # rig.time_scale: a twin at 4x runs model time 4x host time
         self.finger = finger if finger is not None else Finger()
         self.plan = plan_of(trials)
         self.register(hub, control_rate_hz)
@@ -288,7 +293,8 @@ class LiveModel:
             self.stats.merged += 1
             return
         t0 = self._clock()
-        x = tr.stepper.step(dt, (excursion - tr.excursion) / dt)
+        dt_model = dt * self.time_scale
+        x = tr.stepper.step(dt_model, (excursion - tr.excursion) / dt_model)
         if not _finite(x):
             self._end_trial(f"the model diverged {t - tr.t:.3f} s into the step at tick time {t:.3f} s")
             return

@@ -7,8 +7,9 @@ import time
 
 import numpy as np
 import pytest
+from uartlab.app.experiment import runner_spec
 from uartlab.app.hub import EVENTS, Hub
-from uartlab.app.live_feed import runner_spec, simulated_trial
+from uartlab.app.live_feed import simulated_trial
 from uartlab.app.live_model import MODEL_STREAM, LiveModel, fingertip_force_from_wrench, plan_of
 from uartlab.app.live_residuals import PHASES, ResidualRMS
 from uartlab.app.replay import SessionFile
@@ -165,7 +166,6 @@ def test_catching_up_by_merging_ticks_still_lands_on_the_measured_state(finger, 
 def test_a_session_recorded_with_the_live_model_has_the_model_stream_with_units(tmp_path, finger, runs):
     path = tmp_path / "live.h5"
     with Rig(default_rig_config()) as rig:
-        rig.hub.register(runner_spec())
         live = LiveModel(rig.hub, finger, [CONTACT], behind_s=np.inf)  # registers `model` before recording
         session = RecordingSession(rig, path, operator="test", notes="live model")
         live.start()
