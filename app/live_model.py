@@ -144,9 +144,11 @@ class LiveModel:
         self._pending = 0            # ticks skipped since the last step, folded into the next
         self._behind = False
         self._behind_max_lag = 0.0
+        self._episode_merged = self._episode_dropped = 0
         self._seen_drops = 0
         self._prev: tuple[int, int] | None = None
         self._gap = False
+        self._unstarted: int | None = None  # the trial whose start is waiting for measurements
         self._last_finite = {"joint_angles_rad": None, "tendon_force_N": None, "wrench": np.zeros(6)}
         self._sub = hub.subscribe(SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
         self._stop = threading.Event()
@@ -244,15 +246,20 @@ class LiveModel:
             self._gap = True
             if self._trial is not None:
                 self._pending += new
-            self._say(f"behind: the hub dropped {new} runner ticks from the model's full queue; the next step "
-                      "bridges the gap with the mean measured excursion rate")
+            self._fall_behind(f"the hub dropped {new} runner ticks from the model's full queue; the next step "
+                              "bridges the gap with the mean measured excursion rate")
+            self._episode_dropped += new
 
     def _start_trial(self, t: float, phase: int, index: int, d: dict, k: int, late: bool) -> None:
         t0 = self._clock()
         angles, forces = self._last_finite["joint_angles_rad"], self._last_finite["tendon_force_N"]
+        stale = [n for n in ("joint_angles_rad", "tendon_force_N", "wrench") if not _finite(d[n][k])]
         excursion = np.asarray(d["excursion_m"][k], dtype=float).copy()
         if angles is None or forces is None or not _finite(excursion):
-            self._say(f"trial {index}: model not started: no measured joint angles, tendon forces or excursions yet")
+            if self._unstarted != index:  # once per trial; the next ticks try again (joining late)
+                self._say(f"trial {index}: model not started yet: no measured joint angles, tendon forces or "
+                          "excursion so far")
+            self._unstarted, self._prev = index, None
             return
         entry = self.plan[index] if 0 <= index < len(self.plan) else None
         if entry is None and self.plan:
@@ -273,7 +280,8 @@ class LiveModel:
             f"surface {angle:g} deg, {1e3 * deflection_for_force(self.finger, normal_force):.2f} mm deflection"
         self._say(f"trial {index} ({name}): model started{where} from the measured state: angles "
                   f"{np.round(np.degrees(x0.theta), 1).tolist()} deg, tendon forces {np.round(x0.F_input, 2).tolist()} "
-                  f"N, {contact}" + (f"; {'; '.join(notes)}" if notes else ""))
+                  f"N, {contact}" + "".join(f"; {n}" for n in notes)
+                  + (f"; not measured this tick, the last measured used: {', '.join(stale)}" if stale else ""))
         self._publish(t, phase, d, k, max(0.0, self._newest_t - t), 1, t0)
 
     def _advance(self, t: float, phase: int, d: dict, k: int, following) -> None:
@@ -284,13 +292,13 @@ class LiveModel:
         can_merge = following is not None and _continues(following, tr.index)
         if dt <= 0 or not _finite(excursion) or (lag > self.behind_s and can_merge):
             # Fold this tick into the next step: a repeated timestamp, an unread servo, or catching up.
-            if lag > self.behind_s and not self._behind:
-                self._behind, self.stats.behind_episodes = True, self.stats.behind_episodes + 1
-                self._say(f"behind: the model is {lag:.3f} s behind the newest tick (over {self.behind_s:g} s); "
-                          "merging ticks to catch up")
+            if lag > self.behind_s:
+                self._fall_behind(f"the model is {lag:.3f} s behind the newest tick (over {self.behind_s:g} s); "
+                                  "merging ticks to catch up")
             self._behind_max_lag = max(self._behind_max_lag, lag)
             self._pending += 1
             self.stats.merged += 1
+            self._episode_merged += 1
             return
         t0 = self._clock()
         dt_model = dt * self.time_scale
@@ -302,9 +310,16 @@ class LiveModel:
         ticks, self._pending = 1 + self._pending, 0
         self._publish(t, phase, d, k, lag, ticks, t0)
         if self._behind and lag <= self.behind_s:
-            self._say(f"caught up: {self.stats.merged} ticks merged so far, at most "
-                      f"{self._behind_max_lag:.3f} s behind")
-            self._behind, self._behind_max_lag = False, 0.0
+            self._say(f"caught up: {self._episode_merged} ticks merged, {self._episode_dropped} dropped by the hub, "
+                      f"at most {self._behind_max_lag:.3f} s behind")
+            self._behind = False
+
+    def _fall_behind(self, why: str) -> None:
+        """Announce the start of a behind episode once; what follows is summed up when it has caught up."""
+        if not self._behind:
+            self._behind, self.stats.behind_episodes = True, self.stats.behind_episodes + 1
+            self._behind_max_lag, self._episode_merged, self._episode_dropped = 0.0, 0, 0
+            self._say(f"behind: {why}")
 
     def _publish(self, t: float, phase: int, d: dict, k: int, lag: float, ticks: int, t0: float) -> None:
         tr = self._trial

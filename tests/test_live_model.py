@@ -254,6 +254,20 @@ def test_a_trial_with_missing_samples_is_modelled_from_what_was_measured(finger,
     assert summary.samples == len(model) and max(summary.joint_angles_deg.values()) < 0.01
 
 
+def test_without_measured_angles_at_actuation_the_model_starts_as_soon_as_they_come(finger, runs):
+    records = []
+    for k, r in enumerate(runs["free"].records):
+        data = {name: v.copy() for name, v in r.data.items()}
+        if k < 13:  # mocap not tracking yet: through the pretension and the first 10 actuation ticks
+            data["joint_angles_rad"][:] = np.nan
+        records.append(Record(r.stream, r.host_time_s, data))
+    model, events, stats, _ = _run_live(_hub(), records, finger, [FREE], behind_s=np.inf)
+    said = [e.message for e in events if e.kind == "model"]
+    assert sum("not started yet" in m for m in said) == 1
+    assert sum("started late (in ACTUATE" in m for m in said) == 1 and stats.trials == 1
+    assert model[0].host_time_s[0] == records[13].host_time_s[0]
+
+
 def test_running_rms_restarts_with_each_trial_and_counts_only_the_scored_phases():
     rms = ResidualRMS()
     actuate, settle, ret = (PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RETURN))
