@@ -23,6 +23,7 @@ the window of the seconds before it; the servos then only get the safe action (h
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -86,6 +87,26 @@ class ExperimentStatus:
     message: str = ""                    # the newest runner event
 
 
+@dataclass(frozen=True)
+class SteadyState:
+    """One trial's steady state as the rig measured it (the RECORD phase)."""
+
+    trial: str
+    repeat: int
+    outcome: str
+    settle_time_s: float | None          # protocol seconds from the end of the pull
+    joint_angles_deg: np.ndarray         # (4,) JOINTS order
+    tendon_force_N: np.ndarray           # (6,) TENDONS order
+    fingertip_force_N: np.ndarray        # (3,) Nano17 Fx Fy Fz (sensor frame)
+
+    def to_dict(self) -> dict:
+        return {"trial": self.trial, "repeat": self.repeat, "outcome": self.outcome,
+                "settle_time_s": self.settle_time_s,
+                "joint_angles_deg": dict(zip(JOINTS, np.round(self.joint_angles_deg, 3).tolist(), strict=True)),
+                "tendon_force_N": dict(zip(TENDONS, np.round(self.tendon_force_N, 4).tolist(), strict=True)),
+                "fingertip_force_N": np.round(self.fingertip_force_N, 4).tolist()}
+
+
 class Latest:
     """The newest value of everything the runner looks at, kept up to date from hub items."""
 
@@ -147,7 +168,7 @@ class Experiment:
         if rig.joints is not None:
             ages["joints"] = JOINTS_MAX_AGE_S
         self._streams = tuple(ages)
-        place = setup or (lambda trial: rig.place_finger(trial.pose, trial.surface_angle_deg))
+        place = setup or self._place_finger
         self.runner = Runner(suite, Interlocks(InterlockLimits.from_suite(suite.limits, ages)), safe_action,
                              pretension, on_event=self._on_runner_event, on_setup=place)
         nano17 = rig.nano17
@@ -164,12 +185,14 @@ class Experiment:
         self._torque_off_sent = False
         self._recent: deque[Record] = deque()
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
+        self.steady: list[SteadyState] = []
         self._message = ""
 
     # ------------------------------------------------------------ operator
     def start(self, preflight_timeout_s: float = 5.0) -> Experiment:
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop."""
         self.preflight(preflight_timeout_s)
+        self._tare()
         with self._lock:
             self.rig.actuators.enable()
             self._t0_host = time.monotonic()
@@ -189,6 +212,26 @@ class Experiment:
             time.sleep(0.05)
         if problems:
             raise PreflightError(problems)
+
+    def _place_finger(self, trial: SuiteTrial, changed: bool) -> bool:
+        """The twin places its finger for every trial, as the paper's operator did; on a real rig the return
+        brings the finger back, and only a new pose or surface needs a person (False pauses for them)."""
+        if self.rig.places_finger_itself:
+            return self.rig.place_finger(trial.pose, trial.surface_angle_deg)
+        return not changed
+
+    def _tare(self) -> None:
+        """Zero the Nano17 while nothing touches it: before a free-motion run, or before the twin places the
+        finger on its surface. A person placing a real finger on a surface must tare before doing so."""
+        if self.rig.nano17 is None:
+            return
+        first = self.runner.plan[0][0] if self.runner.plan else None
+        if first is not None and (first.surface_angle_deg is None or self.rig.places_finger_itself):
+            if not self.rig.tare_nano17(wait_s=2.0):
+                raise PreflightError(["the Nano17 could not be tared: no DAQ block within 2 s"])
+        else:
+            self.rig.hub.event("operator", "experiment", "Nano17 not tared by the run: the finger is on the "
+                                                         "surface already (tare before placing it)")
 
     def _preflight_problems(self) -> list[str]:
         rig, latest, now = self.rig, self.latest, time.monotonic()
@@ -343,6 +386,7 @@ class Experiment:
         if phase is Phase.ACTUATE:
             self._begin_trial(now)
         elif phase is Phase.RECORD and self._trial_open:
+            self._record_steady_state(now)
             self._end_trial(self.runner.results[-1].outcome, now)
         elif phase in (Phase.PAUSED, Phase.ABORTED, Phase.FAULT) and self._trial_open:
             outcome = {Phase.PAUSED: "interrupted by pause", Phase.ABORTED: "aborted"}.get(
@@ -352,6 +396,15 @@ class Experiment:
             self.trip_snapshot = Record.concatenate(list(self._recent)) if self._recent else None
             self.rig.hub.event("trip", "interlocks", f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
                                                      f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
+
+    def _record_steady_state(self, now: float) -> None:
+        """RECORD: what the finger settled at, kept for the summary and written as a "steady" event."""
+        trial, repeat = self.runner.current
+        latest, result = self.latest, self.runner.results[-1]
+        steady = SteadyState(trial.name, repeat, result.outcome, result.settle_time_s,
+                             np.degrees(latest.angles_rad), latest.tendon_force_N.copy(), latest.wrench[:3].copy())
+        self.steady.append(steady)
+        self.rig.hub.event("steady", "runner", json.dumps(steady.to_dict(), separators=(",", ":")), now)
 
     def _begin_trial(self, now: float) -> None:
         trial, repeat = self.runner.current

@@ -203,7 +203,8 @@ class Rig:
         a, d, m = self.config.actuators, self.config.daq, self.config.mocap
         twin = self._twin
         bus = Mx64Bus(twin.bus.port if a.backend == "twin" else a.port, ids=a.ids, protocol=a.protocol,
-                      baud=a.baud, seas=list(a.seas))
+                      baud=a.baud, seas=list(a.seas), watchdog_ms=a.watchdog_ms,
+                      packet_timeout_ms=a.packet_timeout_ms or None)
         bus.connect()
         self.actuators = LockedActuators(bus)
         self._streams["actuators"] = _Stream(self, "actuators", "MX-64 bus", self._actuator_loop)
@@ -250,15 +251,20 @@ class Rig:
                               "(real hardware runs at 1x)")
         return speed if backends == {"twin"} else 1.0
 
+    @property
+    def places_finger_itself(self) -> bool:
+        """The twin's finger is set up by software; a real one by a person."""
+        return self._twin is not None and self.config.mocap.backend == "twin"
+
     def place_finger(self, pose: str, surface_angle_deg: float | None) -> bool:
         """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
-        if self._twin is None or self.config.mocap.backend != "twin":
+        if not self.places_finger_itself:
             return False
         self._twin.plant.place(pose, surface_angle_deg)
         if self.joints is not None:
             self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
-        self.hub.event("operator", "twin", f"finger placed: pose {pose}, "
-                                           f"{'free' if surface_angle_deg is None else f'surface {surface_angle_deg:g} deg'}")
+        where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
+        self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
         return True
 
     def _sea_calibrations(self) -> list[SeaCalibration]:
@@ -328,9 +334,14 @@ class Rig:
         """Each device's ClockSync (``estimate()``, ``to_host()``), for the recorder and for lining streams up."""
         return {name: s.sync for name, s in self._streams.items()}
 
-    def tare_nano17(self) -> None:
-        """Bias the Nano17 with the next DAQ block (the sensor must be unloaded)."""
+    def tare_nano17(self, wait_s: float = 0.0) -> bool:
+        """Bias the Nano17 with the next DAQ block (the sensor must be unloaded). With ``wait_s``, wait
+        that long for it to be done; returns whether it was."""
         self._tare_requested.set()
+        deadline = time.monotonic() + wait_s
+        while self._tare_requested.is_set() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._tare_requested.is_set()
 
     # ------------------------------------------------------------ device threads
     def _actuator_loop(self, stream: _Stream) -> None:

@@ -19,10 +19,12 @@ A latched interlock trip puts the runner in FAULT; abort() puts it in ABORTED. B
 configured safe action ("hold" or "torque_off") until ``reset()``, which needs the operator. ``estop()``
 latches FAULT and always commands torque off, whatever the safe action.
 
-Set-up: a trial whose pose or surface angle differs from the one before needs the finger placed anew.
-``on_setup(trial)`` is asked first: True means it was done (the twin places itself); False (a real rig: a
-person must do it) pauses the runner with the instruction, and ``resume()`` starts that trial. Without
-``on_setup``, arming confirms that the operator has set up the first trial.
+Set-up: every trial starts from its pose (paper: "The UART testbed was placed in a flexed (Flex)
+position" before each pull). ``on_setup(trial, changed)`` is asked at each trial start, ``changed`` saying
+whether the pose or surface differs from the trial before: True means the finger is set up (the twin
+places itself every time; a real rig whose return brought the finger back needs nothing); False pauses
+the runner with the instruction for a person, and ``resume()`` starts that trial. Without ``on_setup``,
+arming confirms the first trial's set-up and each change of set-up pauses.
 
 A trial starts from rest: PRETENSION ends only when every tendon is at the target tension AND every joint
 is still by the measured settle rule, so the model's initial state (the paper's: zero velocities) holds.
@@ -116,7 +118,7 @@ class Runner:
     def __init__(self, suite: Suite, interlocks: Interlocks | None = None, safe_action: str = "hold",
                  pretension: Pretension | None = None,
                  on_event: Callable[[RunnerEvent], None] | None = None,
-                 on_setup: Callable[[SuiteTrial], bool] | None = None):
+                 on_setup: Callable[[SuiteTrial, bool], bool] | None = None):
         if safe_action not in ("hold", "torque_off"):
             raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
         self.suite = suite
@@ -248,15 +250,16 @@ class Runner:
         trial = self.plan[self._index][0]
         if self._setup is None and self.on_setup is None:
             self._setup = _setup_of(trial)  # arming confirmed it: the operator set up the first trial
-        if _setup_of(trial) != self._setup:
-            if self.on_setup is not None and self.on_setup(trial):
-                self._setup = _setup_of(trial)
-            else:
-                self._awaiting_setup = True
-                self._paused_from = Phase.PRETENSION
-                self._go(Phase.PAUSED, now_s, f"set up the finger for {self._label()}: {_setup_text(trial)}, "
-                                              "then resume")
-                return
+        changed = _setup_of(trial) != self._setup
+        ready = self.on_setup(trial, changed) if self.on_setup is not None else not changed
+        if ready:
+            self._setup = _setup_of(trial)
+        else:
+            self._awaiting_setup = True
+            self._paused_from = Phase.PRETENSION
+            self._go(Phase.PAUSED, now_s, f"set up the finger for {self._label()}: {_setup_text(trial)}, "
+                                          "then resume")
+            return
         self._go(Phase.PRETENSION, now_s, f"{self._label()} ({why})")
 
     def _pretension(self, now_s: float, obs: Observation) -> None:

@@ -69,7 +69,7 @@ def phases(runner: Runner) -> list[str]:
 
 
 def make(timeout: float = 5.0, **kw) -> Runner:
-    kw.setdefault("on_setup", lambda trial: True)  # the finger places itself, as the twin does
+    kw.setdefault("on_setup", lambda trial, changed: True)  # the finger places itself, as the twin does
     return Runner(parse_suite(SUITE.format(timeout=timeout)), **kw)
 
 
