@@ -45,7 +45,7 @@ from uartlab.sim.kinematics import frames_into
 from uartlab.sim.scenarios import deflection_for_force, measured_start
 
 from .hub import Hub
-from .live_residuals import PHASES, ResidualRMS
+from .live_residuals import PHASES, ResidualRMS, ResidualSummary
 from .streams import FieldSpec, Record, StreamSpec
 
 MODEL_STREAM = "model"
@@ -119,6 +119,7 @@ class _Trial:
     t: float                     # host time of the last step
     excursion: np.ndarray        # measured excursion at that tick
     frame: np.ndarray            # the Nano17's axes in the world (surface frame)
+    name: str = "?"
 
 
 class LiveModel:
@@ -136,6 +137,7 @@ class LiveModel:
         self.plan = plan_of(trials)
         self.register(hub, control_rate_hz)
         self.rms = ResidualRMS()
+        self.summaries: list[tuple[str, ResidualSummary]] = []  # (trial name, its RMS residuals) per trial run
         self.stats = LiveStats()
         self._keep_step_times, self._clock = keep_step_times, clock
         self._work = make_work()
@@ -270,11 +272,11 @@ class LiveModel:
         normal_force = float(frame[:, 2] @ (-frame @ wrench[:3]))  # = -Fz: the finger presses down on the sensor
         x0, surface, notes = measured_start(self.finger, angles, forces, angle, normal_force)
         stepper = self.finger.stepper(x0, surface, self.method, self.max_substep_s)
-        self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, frame)
+        self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, frame, getattr(entry, "name", "?"))
         self._pending = 0
         self.stats.trials += 1
         self.rms.reset(index)
-        name = getattr(entry, "name", "?")
+        name = self._trial.name
         where = f" late (in {_phase_name(phase)}, velocities assumed zero)" if late else ""
         contact = "free" if surface is None else \
             f"surface {angle:g} deg, {1e3 * deflection_for_force(self.finger, normal_force):.2f} mm deflection"
@@ -354,6 +356,7 @@ class LiveModel:
         if tr is None:
             return
         s = self.rms.summary()
+        self.summaries.append((tr.name, s))
         self._say(f"trial {tr.index}: model stopped ({why}) after {s.samples} scored ticks; RMS residual "
                   f"angles {_fmt(s.joint_angles_deg)} deg, tendons {_fmt(s.tendon_force_N)} N")
 

@@ -97,3 +97,16 @@ class ResidualRMS:
             {j: float(np.degrees(rms[i])) for i, j in enumerate(JOINTS)},
             {t: float(rms[4 + i]) for i, t in enumerate(TENDONS)},
             {a: float(rms[10 + i]) for i, a in enumerate(AXES)})
+
+
+def residual_table(summaries: list[tuple[str, ResidualSummary]]) -> str:
+    """Per trial run: RMS residual (measured - model) of each joint (deg), the largest tendon's (N) and the
+    fingertip force magnitude's (N), for a run's summary."""
+    head = f"{'live model: RMS measured - model':<32} " + " ".join(f"{j:>7}" for j in JOINTS)
+    lines = [head + f"  {'tendon N':>12} {'tip N':>6}"]
+    for name, s in summaries:
+        angles = " ".join(f"{v:7.2f}" for v in s.joint_angles_deg.values())
+        worst = max(s.tendon_force_N, key=lambda t: np.nan_to_num(s.tendon_force_N[t], nan=-1.0))
+        tip = float(np.sqrt(np.nansum(np.square(list(s.fingertip_force_N.values())))))
+        lines.append(f"{name:<28} {s.trial_index:>3} {angles}  {worst:>4} {s.tendon_force_N[worst]:7.3f} {tip:6.3f}")
+    return "\n".join(lines)

