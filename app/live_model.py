@@ -173,8 +173,12 @@ class LiveModel:
     def _run(self) -> None:
         while not self._stop.is_set():
             item = self._sub.get(timeout_s=0.1)
-            if item is not None:
+            if item is None:
+                continue
+            try:
                 self.process([item, *self._sub.drain()])  # everything queued: the lag is known
+            except Exception as exc:  # noqa: BLE001 - a model bug must not end the thread silently
+                self._say(f"model error outside a trial step: {type(exc).__name__}: {exc}")
         self.process(self._sub.drain())
 
     def close(self) -> LiveStats:
