@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_lazy("bench_record"))
+    bench_live = bench_sub.add_parser("live", help="live model overhead per control tick vs the tick period")
+    bench_live.add_argument("--repeats", type=int, default=3, help="times each trial is fed (more ticks)")
+    bench_live.add_argument("--rates", type=float, nargs="+", metavar="HZ", help="control rates (default 100 200)")
+    bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
+    bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_live.set_defaults(run=_lazy("bench_live"))
     return parser
 
 

@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -57,6 +57,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--operator", default="", help="who runs the session")
     p.add_argument("--notes", default="", help="free text stored with the session")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--params", type=Path, help="the live model's parameter TOML (default: the UART defaults)")
+    p.add_argument("--no-live-model", action="store_true", help="do not run the model beside the rig")
 
 
 # ------------------------------------------------------------------ entry points
@@ -81,19 +83,34 @@ def main(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
     try:
         with Rig(config) as rig:
+            live = _live_model(rig, suite, args)  # before the session, so its `model` stream is recorded
             session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
             try:
                 status = _run(exp, estop, quiet=args.json)
             finally:
                 exp.close()
+                if live is not None:
+                    live.close()
                 session.close()
     finally:
         signal.signal(signal.SIGINT, previous)
-    _report(path, suite, exp, status, args.json)
+    _report(path, suite, exp, status, args.json, live)
     if estop.is_set():
         return 130
     return 1 if status.phase in ("FAULT", "ABORTED") else 0
+
+
+def _live_model(rig, suite: Suite, args: argparse.Namespace):
+    """The bond-graph model beside the rig (app/live_model.py), started; None with --no-live-model."""
+    if getattr(args, "no_live_model", False):
+        return None
+    from uartlab.sim import Finger, FingerParams
+
+    from .live_model import LiveModel
+
+    params = FingerParams.from_toml(args.params) if getattr(args, "params", None) else FingerParams.uart()
+    return LiveModel(rig.hub, Finger(params), suite, time_scale=rig.time_scale).start()
 
 
 def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite:
@@ -164,15 +181,21 @@ def _progress_line(status: ExperimentStatus, elapsed_s: float) -> str:
 
 
 # ------------------------------------------------------------------ the summary
-def _report(path: Path, suite: Suite, exp: Experiment, status: ExperimentStatus, as_json: bool) -> None:
+def _report(path: Path, suite: Suite, exp: Experiment, status: ExperimentStatus, as_json: bool, live=None) -> None:
     steady = {(s.trial, s.repeat): s for s in exp.steady}
     if as_json:
-        print(json.dumps({"session_file": str(path), "suite": suite.name, "sha256": suite.sha256,
-                          "phase": status.phase, "fault_reason": status.fault_reason,
-                          "trials": [_result_dict(r, steady.get((r.trial, r.repeat))) for r in status.results]},
-                         indent=2))
+        out = {"session_file": str(path), "suite": suite.name, "sha256": suite.sha256,
+               "phase": status.phase, "fault_reason": status.fault_reason,
+               "trials": [_result_dict(r, steady.get((r.trial, r.repeat))) for r in status.results]}
+        if live is not None:
+            out["live_model_rms_residuals"] = [{"trial": name, **asdict(s)} for name, s in live.summaries]
+        print(json.dumps(out, indent=2))
         return
     print(summary_table(suite, status, steady))
+    if live is not None and live.summaries:
+        from .live_residuals import residual_table
+
+        print(residual_table(live.summaries))
     print(f"session file: {path}")
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .finger import Finger, SimResult
 from .inputs import Sigmoid
-from .names import EM_TENDONS, FLEXORS, pose_name, tendon_index
+from .names import EM_TENDONS, FLEXORS, JOINTS, TENDONS, pose_name, tendon_index
 from .statics import holding_tensions
 from .surface import PlaneSurface
 
@@ -102,6 +102,46 @@ def start_state(finger: Finger, pose: str, surface_angle_deg: float | None = Non
     return finger.initial_state(theta, tensions), surface
 
 
+def deflection_for_force(finger: Finger, normal_force_N: float) -> float:
+    """Pad deflection (m) at which the contact law (eq. 19, F = a |dZ_mm|^b) gives ``normal_force_N``;
+    0 for no force (the surface just touching)."""
+    c = finger.params.contact
+    if not np.isfinite(normal_force_N) or normal_force_N <= 0.0:
+        return 0.0
+    return 1e-3 * (normal_force_N / c.a_N) ** (1.0 / c.b)
+
+
+def measured_start(finger: Finger, theta_rad, tensions_N, surface_angle_deg: float | None = None,
+                   normal_force_N: float = 0.0):
+    """Initial state and surface from a measured rig state, the paper's way (Results): the measured joint
+    angles, the measured input tendon forces, EM segments balanced at the junctions, velocities zero; for
+    contact a surface at ``surface_angle_deg`` touching the pad with the deflection the measured normal
+    force implies. Angles are clipped into the ROM and forces to >= 0 (sensor noise at the limits); what was
+    clipped is returned as notes so a caller can say so."""
+    theta = np.asarray(theta_rad, dtype=float).copy()
+    forces = np.asarray(tensions_N, dtype=float).copy()
+    if theta.shape != (4,) or forces.shape != (6,):
+        raise ValueError(f"a measured start needs 4 joint angles and 6 tendon forces, got shapes {theta.shape}, "
+                         f"{forces.shape}")
+    if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(forces))):
+        raise ValueError("a measured start needs finite joint angles and tendon forces")
+    notes = []
+    rom = finger.params.rom_rad
+    clipped = np.clip(theta, rom[:, 0], rom[:, 1])
+    for j in np.flatnonzero(clipped != theta):
+        notes.append(f"{JOINTS[j]} {np.degrees(theta[j]):.2f} deg clipped into its ROM")
+    if np.any(forces < 0):
+        names = ", ".join(TENDONS[i] for i in np.flatnonzero(forces < 0))
+        notes.append(f"negative tendon forces clipped to 0 N: {names}")
+    x0 = finger.initial_state(np.degrees(clipped), np.maximum(forces, 0.0))
+    surface = None
+    if surface_angle_deg is not None:
+        deflection = deflection_for_force(finger, normal_force_N)
+        surface = PlaneSurface.touching(finger.interaction_point(clipped), finger.params.contact.pad_radius_m,
+                                        surface_angle_deg, deflection)
+    return x0, surface, notes
+
+
 def trial_start(finger: Finger, trial: Trial, deflection_m: float = INITIAL_DEFLECTION_M):
     """Initial state and surface for one of the paper's trials (see ``start_state``)."""
     angle = trial.surface_angle_deg if trial.kind == "contact" else None
@@ -124,6 +164,4 @@ def contact(finger: Finger, pose: str, flexor: str, em: str, **simulate_kw) -> S
 
 
 def _canonical(tendon: str) -> str:
-    from .names import TENDONS
-
     return TENDONS[tendon_index(tendon)]
