@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_lazy("bench_record"))
-    bench_gui = bench_sub.add_parser("gui", help="GUI frame rate with every live plot at full rate; memory over an hour")
+    bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
     bench_gui.add_argument("--seconds", type=float, default=10.0, help="how long to measure the frame rate")
     bench_gui.add_argument("--daq-rate", type=float, default=19200.0,
                            help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")

@@ -15,9 +15,8 @@ from pathlib import Path
 def qt_app():
     """The QApplication (one per process), with pyqtgraph on PySide6."""
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
-    from PySide6.QtWidgets import QApplication
-
     import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
 
     pg.setConfigOptions(antialias=False, background="#101418", foreground="#d0d4d8")
     app = QApplication.instance() or QApplication(sys.argv[:1])

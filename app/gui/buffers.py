@@ -3,7 +3,7 @@
 No Qt here: the buffers are plain numpy so the benchmark and the tests can drive them directly, and so
 the memory they use is fixed when a channel is first seen (an hour of streaming costs what a minute does).
 
-Why decimate on the way in: a plot is ~1000 pixels wide, so a 10 s window needs ~100 values per second
+Why decimate on the way in: a plot is ~1000 pixels wide, so a 10 s window needs ~60 values per second
 per curve. The USB-6210 can deliver 19.2 kHz per channel; keeping (and redrawing) every sample would cost
 200x more memory and drawing time for nothing visible. Each bin of ``factor`` samples is kept as its min
 and its max (peak-preserving, what pyqtgraph's "peak" downsampling does), so a spike of one sample still
@@ -24,7 +24,7 @@ import numpy as np
 from ..streams import Record, StreamSpec
 
 WINDOW_S = 10.0            # the scrolling window operators see
-BINS_PER_S = 100.0         # display resolution: 10 ms bins, ~1000 per window, about one per pixel
+BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: about one per pixel of a plot
 MARGIN = 1.25              # capacity beyond the window: a stream faster than its nominal rate still fills it
 DEFAULT_RATE_HZ = 250.0    # a stream that declares no rate (Motive before it says): the fastest mocap rate
 JUMP_BACK_S = 0.5          # time going back more than this (a replay seek, a new source) clears the buffers

@@ -15,9 +15,22 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, Qt, QUrl, Signal
 from PySide6.QtGui import QPixmap
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
-                               QScrollArea, QSplitter, QStackedWidget, QTableWidget, QTableWidgetItem, QTextBrowser,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 SHOWN = (".csv", ".png", ".html", ".htm", ".txt", ".json")
 MAX_ROWS = 5000  # a table view of more rows is unreadable; the file has them all

@@ -20,6 +20,7 @@ from uartlab.sim.names import JOINTS, TENDONS
 from .buffers import Channel, LiveData
 
 # Colour per curve, chosen to stay apart from each other on a dark background (Okabe-Ito + white).
+GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
 COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#FFFFFF")
 
 
@@ -57,7 +58,8 @@ def channels() -> list[Channel]:
     return list(dict.fromkeys(out + list(POSE_CHANNELS)))
 
 
-def pen(i: int, dashed: bool = False, width: float = 1.5) -> pg.QtGui.QPen:
+def pen(i: int, dashed: bool = False, width: float = 1.0) -> pg.QtGui.QPen:
+    """Width 1 on purpose: Qt's raster engine draws 1-pixel lines several times faster than wider ones."""
     p = pg.mkPen(COLOURS[i % len(COLOURS)], width=width)
     if dashed:
         p.setStyle(Qt.PenStyle.DashLine)
@@ -91,7 +93,10 @@ class _Plot:
                 continue
             plot.setLabel("left", label)
             plot.setLabel("bottom", "time [s] (0 = newest sample)")
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            # A grid drawn by the axes would make them repaint (text and all) with every frame: one
+            # faint line per second instead, on the fixed time axis.
+            for k in range(1, int(window_s)):
+                plot.addItem(pg.InfiniteLine(-k, pen=GRID_PEN), ignoreBounds=True)
             plot.setXRange(-window_s, 0.0, padding=0)
             plot.setYRange(0.0, 1.0, padding=0)
             plot.disableAutoRange()

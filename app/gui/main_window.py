@@ -17,8 +17,18 @@ from collections import deque
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton,
-                               QSplitter, QTabWidget, QToolBar, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
 
 from ..hub import Hub, Subscription
 from ..streams import Event

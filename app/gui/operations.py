@@ -146,7 +146,8 @@ class Operations:
         def done(summary) -> None:
             self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
             lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
-            self.w.log_line(f"recording closed: {session.path} ({'nothing dropped' if not lost else f'{lost} dropped'})")
+            what = "nothing dropped" if not lost else f"{lost} dropped"
+            self.w.log_line(f"recording closed: {session.path} ({what})")
 
         self.w.tasks.run("stop recording", session.close, done)
 
@@ -242,7 +243,8 @@ class Operations:
         try:
             act()
         except Exception as exc:  # noqa: BLE001 - the failure is shown; the latch stays
-            self.w.tasks._finished.emit(lambda: self.w.report_error("E-STOP FAILED", exc))
+            err = exc  # `exc` is unbound after the except block; the lambda runs later on the GUI thread
+            self.w.tasks.call_soon(lambda: self.w.report_error("E-STOP FAILED", err))
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""

@@ -36,7 +36,7 @@ class PoseView(QWidget):
         self.start_pose: np.ndarray | None = None
         rest = self.finger.joint_positions(np.zeros(4)) * 1e3
         reach = float(np.linalg.norm(rest[-1] - rest[0])) * 1.1
-        for k, (title, a, b, xl, yl) in enumerate(PROJECTIONS):
+        for k, (title, a, _, xl, yl) in enumerate(PROJECTIONS):
             item = self.widget.addPlot(row=k, col=0, title=title)
             item.setLabel("bottom", xl)
             item.setLabel("left", yl)

@@ -11,8 +11,21 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 from uartlab.protocols.suite import BUILTIN_SUITES, Suite
 
 COLUMNS = ("#", "trial", "kind", "pose", "surface [deg]", "pulls", "repeats", "status")
@@ -54,7 +67,8 @@ class ProtocolPanel(QWidget):
         self.progress.setFormat("%p %")
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()
-        for key, text, signal in (("start", "▶ Start", self.start_requested), ("pause", "❚❚ Pause", self.pause_requested),
+        for key, text, signal in (("start", "▶ Start", self.start_requested),
+                                  ("pause", "❚❚ Pause", self.pause_requested),
                                   ("resume", "▶ Resume", self.resume_requested),
                                   ("abort", "✖ Abort", self.abort_requested),
                                   ("reset", "Acknowledge / reset", self.reset_requested)):

@@ -8,8 +8,20 @@ import math
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 COLUMNS = ("device", "backend", "state", "rate [Hz]", "samples", "errors", "last sample [s]", "last error")
 STATE_COLOURS = {"streaming": "#2e7d32", "starting": "#f9a825", "failed": "#c62828", "stopped": "#757575"}

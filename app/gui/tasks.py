@@ -45,6 +45,10 @@ class Tasks(QObject):
         thread.start()
         return thread
 
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the GUI thread (from any thread)."""
+        self._finished.emit(fn)
+
     @property
     def busy(self) -> bool:
         with self._lock:
