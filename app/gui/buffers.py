@@ -131,6 +131,7 @@ class LiveData:
         self.specs: dict[str, StreamSpec] = {}
         self.samples: dict[str, int] = {}   # samples taken per stream since the last clear
         self.now_s = -math.inf              # newest host time seen on any stream: the plots' "0 s"
+        self.version = 0                    # changes with every add/clear: the views redraw only then
 
     def set_specs(self, specs: dict[str, StreamSpec]) -> None:
         """Forget every buffer and use these stream descriptors (a new source: rig or replay)."""
@@ -138,12 +139,14 @@ class LiveData:
         self.rings.clear()
         self.samples.clear()
         self.now_s = -math.inf
+        self.version += 1
 
     def clear(self) -> None:
         for ring in self.rings.values():
             ring.clear()
         self.samples.clear()
         self.now_s = -math.inf
+        self.version += 1
 
     def _ring(self, key: tuple[str, str], spec: StreamSpec) -> Ring | None:
         ring = self.rings.get(key)
@@ -178,6 +181,7 @@ class LiveData:
             ring.extend(t, values)
         self.samples[record.stream] = self.samples.get(record.stream, 0) + len(t)
         self.now_s = max(self.now_s, float(t[-1]))
+        self.version += 1
 
     def get(self, stream: str, field: str) -> Ring | None:
         return self.rings.get((stream, field))

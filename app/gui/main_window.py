@@ -63,6 +63,7 @@ class MainWindow(QMainWindow):
         self.sub: Subscription | None = None
         self.source = "none"
         self.frames = 0
+        self._drawn_version = -1
         self._frame_times: deque[float] = deque(maxlen=120)
         self.errors: list[str] = []     # every error reported, oldest first (bounded)
 
@@ -110,6 +111,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.fps_label)
 
         self.ops = Operations(self)
+        for box in (self.plots.residuals_box, self.plots.freeze_box):
+            box.toggled.connect(self.redraw)
         self.compare.message.connect(self.log_line)
         self.compare.error.connect(lambda what, why: self.report_error(what, why))
 
@@ -202,10 +205,18 @@ class MainWindow(QMainWindow):
             self.data.add(item)
         return len(items)
 
+    def redraw(self) -> None:
+        """Draw at the next frame even if no new data came (a view option changed)."""
+        self._drawn_version = -1
+
     def on_frame(self) -> None:
         try:
-            if self.drain() == 0 and self.frames:
-                return
+            self.drain()
+            if self.ops.replay is not None:
+                self.ops.replay_events_until(self.data.now_s)
+            if self.data.version == self._drawn_version:
+                return  # nothing new: no redraw (a paused replay, a disconnected rig)
+            self._drawn_version = self.data.version
             self.plots.refresh(self.data)
             self.frames += 1
             if self.frames % POSE_EVERY == 0:

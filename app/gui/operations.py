@@ -29,6 +29,8 @@ class Operations:
         self.suite_label = ""
         self.replay = None                   # ReplayRig
         self.replay_path: str | None = None
+        self.replay_events: list[Event] = []  # the file's events, replayed as the data passes them
+        self._next_event = 0
         self.estop_latched = False
         self.estop_reason = ""
         self.trip_reason: str | None = None
@@ -274,6 +276,7 @@ class Operations:
             rig, (span, trials, events, complete, counts) = result
             self._close_replay()
             self.replay, self.replay_path = rig, path
+            self.replay_events, self._next_event = sorted(events, key=lambda e: e.host_time_s), 0
             self.w.attach(rig.hub, f"replay of {Path(path).name}")
             self.w.replay_panel.show_file(path, span[0], span[1], trials, events, complete, counts)
             self.w.compare.set_session(path)
@@ -310,11 +313,22 @@ class Operations:
 
         self.w.tasks.run("seek", work, done)
 
+    def replay_events_until(self, t_s: float) -> None:
+        """ReplayRig replays samples, not events: the window logs the file's events as the data passes them."""
+        ev = self.replay_events
+        while self._next_event < len(ev) and ev[self._next_event].host_time_s <= t_s:
+            self.on_event(ev[self._next_event], replayed=True)
+            self._next_event += 1
+
+    def _rewind_events(self, t_s: float) -> None:
+        self._next_event = sum(1 for e in self.replay_events if e.host_time_s <= t_s - self.w.data.window_s)
+
     def play(self) -> None:
         if self.replay is None:
             return
         if self.replay.wait(0) and self.replay.position_s >= self.w.replay_panel.t0 + self.w.replay_panel.span_s:
             self.replay.seek(self.w.replay_panel.t0)  # at the end: play from the start again
+            self._rewind_events(self.w.replay_panel.t0)
         self.replay.start()
         self.w.replay_panel.set_playing(True)
 
@@ -329,6 +343,7 @@ class Operations:
         if self.replay is None:
             return
         self.replay.seek(t_s)
+        self._rewind_events(t_s)
         if self.w.sub is not None:
             self.w.sub.drain()  # what was queued before the seek would redraw the old place
         self.w.data.clear()
@@ -343,6 +358,7 @@ class Operations:
 
     def _close_replay(self) -> None:
         rig, self.replay, self.replay_path = self.replay, None, None
+        self.replay_events, self._next_event = [], 0
         if rig is not None:
             rig.close()
         self.w.replay_panel.set_playing(False)
@@ -357,7 +373,11 @@ class Operations:
             self.w.attach(None, "none")
 
     # ------------------------------------------------------------ events and polling
-    def on_event(self, e: Event) -> None:
+    def on_event(self, e: Event, replayed: bool = False) -> None:
+        if replayed:
+            self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
+                            f"{e.message}")
+            return
         self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
         if e.kind == "trip":
             self.trip_reason = e.message
