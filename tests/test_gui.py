@@ -89,12 +89,12 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     synth = bench.Synth(specs)
     rates = {s.name: s.nominal_rate_hz for s in specs}
     t0 = 1000.0
+    last = {}
     for k in range(120):  # 12 s of every stream in 100 ms blocks, faster than real time
         for name, rate in rates.items():
-            n = int(rate * 0.1)
-            hub.publish(synth.record(name, t0 + k * 0.1, n))
+            last[name] = synth.record(name, t0 + k * 0.1, int(rate * 0.1))
+            hub.publish(last[name])
         window.drain()  # the frame timer does this too; here it keeps the queue short
-    last = {name: synth.record(name, t0 + 119 * 0.1, int(rate * 0.1)) for name, rate in rates.items()}
     qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None and window.data.now_s > t0 + 11.9)
     qtbot.wait(100)
     x, y = curve_data(window, "tension")
@@ -106,6 +106,8 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
         xm, ym = curve_data(window, plot, "model")
         assert xm is not None and xm.size > 100, plot  # model / commanded drawn dashed
     np.testing.assert_allclose(window.data.latest("daq", "wrench"), last["daq"].data["wrench"][-1, :3])
+    window.on_status()
+    shoot(window, "live")
     window.plots.residuals_box.setChecked(True)
     window.on_frame()
     xr, yr = window.plots.plots["tension"].res[0].getData()
@@ -116,9 +118,7 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     want = window.pose.finger.joint_positions(last["joints"].data["angles_rad"][-1]) * 1e3
     np.testing.assert_allclose(px, want[:, 0])
     np.testing.assert_allclose(py, want[:, 2])
-    window.on_status()
     assert "tension" in window.plots.readout_label.text()
-    shoot(window, "live")
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,8 @@ def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_f
     assert window.replay_panel.span_s == pytest.approx(4.0, abs=0.01)
     assert len([m for m in window.replay_panel._marks if type(m).__name__ == "LinearRegionItem"]) == 1
     window.ops.play()
-    qtbot.waitUntil(lambda: not window.replay_panel.playing, timeout=8000)  # to the end at 5x
+    qtbot.waitUntil(lambda: not window.replay_panel.playing, timeout=15000)  # to the end at 5x (0.8 s)
+    assert window.errors == []
     assert window.data.now_s == pytest.approx(t0 + 4.0, abs=0.01)
     x, _ = curve_data(window, "tension")
     assert x is not None and x.size > 50

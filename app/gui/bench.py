@@ -51,28 +51,36 @@ def specs(daq_rate_hz: float, mocap_rate_hz: float):
 
 
 class Synth:
-    """Synthetic records: smooth signals with noise, the same arrays reused (values do not matter here)."""
+    """Synthetic records: per channel a slow sine (its own offset, amplitude and phase) plus a little noise,
+    computed from the absolute time so the curves are continuous. ``reuse=True`` computes one block per
+    block size and reuses it (for the memory run: an hour of values would only cost time, not memory)."""
 
-    def __init__(self, stream_specs, seed: int = 0):
-        rng = np.random.default_rng(seed)
+    def __init__(self, stream_specs, seed: int = 0, reuse: bool = False):
         self.specs = {s.name: s for s in stream_specs}
+        self.rng = np.random.default_rng(seed)
+        self.reuse = reuse
         self.cache: dict[tuple[str, int], dict[str, np.ndarray]] = {}
-        self.rng = rng
+
+    def _values(self, name: str, t: np.ndarray) -> dict[str, np.ndarray]:
+        spec = self.specs[name]
+        data = {}
+        for f in spec.fields:
+            width = int(np.prod(f.shape)) if f.shape else 1
+            k = np.arange(width)
+            wave = (0.2 + 0.1 * k) * np.sin(2 * np.pi * 0.3 * t[:, None] + 0.9 * k) + 0.25 * k
+            noise = 0.01 * self.rng.standard_normal(wave.shape)
+            data[f.name] = (wave + noise).reshape((len(t), *f.shape)).astype(f.dtype)
+        return data
 
     def record(self, name: str, t0: float, n: int):
         from uartlab.app.streams import Record
 
-        spec = self.specs[name]
+        t = t0 + np.arange(n) / (self.specs[name].nominal_rate_hz or 100.0)
+        if not self.reuse:
+            return Record(name, t, self._values(name, t))
         key = (name, n)
         if key not in self.cache:
-            tt = np.arange(n) / (spec.nominal_rate_hz or 100.0)
-            data = {}
-            for f in spec.fields:
-                shape = (n, *f.shape)
-                base = np.sin(2 * np.pi * 0.5 * tt).reshape((n,) + (1,) * len(f.shape))
-                data[f.name] = (base + 0.05 * self.rng.standard_normal(shape)).astype(f.dtype)
-            self.cache[key] = data
-        t = t0 + np.arange(n) / (spec.nominal_rate_hz or 100.0)
+            self.cache[key] = self._values(name, t - t0)
         return Record(name, t, self.cache[key])
 
 
@@ -187,11 +195,12 @@ def main(args: argparse.Namespace) -> int:
     stream_specs = specs(args.daq_rate, args.mocap_rate)
     rates = {s.name: s.nominal_rate_hz for s in stream_specs}
     synth = Synth(stream_specs)
+    reused = Synth(stream_specs, reuse=True)
     settings = QSettings(os.devnull, QSettings.Format.IniFormat)  # the operator's settings stay untouched
     results: dict = {"daq_rate_hz": args.daq_rate, "daq_channels": 13, "servo_rate_hz": 200.0,
                      "mocap_rate_hz": args.mocap_rate, "window_s": 10.0}
     for label, fn in (("frame_rate", lambda w, h: measure_fps(w, app, h, synth, rates, args.seconds)),
-                      ("memory", lambda w, h: measure_memory(w, h, synth, rates, args.hours))):
+                      ("memory", lambda w, h: measure_memory(w, h, reused, rates, args.hours))):
         window = MainWindow(settings, dialogs=False)
         window.frame_timer.stop()  # the benchmark drives the frames itself
         window.status_timer.stop()

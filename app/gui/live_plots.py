@@ -77,7 +77,8 @@ class _Plot:
     def __init__(self, spec: PlotSpec, item: pg.PlotItem, residual: pg.PlotItem | None, window_s: float):
         self.spec, self.item, self.residual = spec, item, residual
         item.setTitle(spec.title)
-        self.legend = item.addLegend(offset=(5, 5), labelTextSize="8pt", colCount=len(spec.names) // 3 or 1)
+        self.legend = item.addLegend(offset=(5, 1), labelTextSize="7pt", colCount=len(spec.names),
+                                     brush=pg.mkBrush(16, 20, 24, 180), verSpacing=-6)
         self.measured = [self._curve(item, pen(i)) for i in range(len(spec.names))]
         for curve, name in zip(self.measured, spec.names, strict=True):
             self.legend.addItem(curve, name)
@@ -88,7 +89,7 @@ class _Plot:
                                    color="#888888", anchor=(0.5, 0.5))
         item.addItem(self.waiting, ignoreBounds=True)
         self.waiting.setPos(-window_s / 2, 0.5)
-        for plot, label in ((item, spec.label), (residual, f"model - measured [{spec.unit}]")):
+        for plot, label in ((item, spec.label), (residual, f"residual [{spec.unit}]")):
             if plot is None:
                 continue
             plot.setLabel("left", label)
@@ -217,9 +218,13 @@ class LivePlots(QWidget):
 
     def _show_residuals(self, on: bool) -> None:
         for p in self.plots.values():
+            # The residual row shares the time axis: the label goes under it, and it takes a third of the height.
+            p.item.setLabel("bottom", "" if on and p.residual is not None else "time [s] (0 = newest sample)")
             if p.residual is not None:
                 p.residual.setVisible(on)
-                p.residual.setMaximumHeight(10_000 if on else 0)
+                p.residual.setLabel("bottom", "")
+                p.residual.setMinimumHeight(110 if on else 0)
+                p.residual.setMaximumHeight(130 if on else 0)
                 if not on:
                     for c in p.res:
                         c.setData([], [])

@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["Replay"], self.docks["Log"])
         self.docks["Rig"].raise_()
         self.docks["Replay"].raise_()
+        self.resizeDocks([self.docks["Replay"]], [170], Qt.Orientation.Vertical)  # the plots get the height
 
         self._build_toolbar()
         self.source_label = QLabel("no source")

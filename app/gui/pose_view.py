@@ -18,8 +18,8 @@ from .buffers import LiveData
 
 MEASURED = ("joints", "angles_rad")
 MODEL = ("model", "angles_rad")
-PROJECTIONS = (("Side view (world X-Z): flexion", 0, 2, "X distal [mm]", "Z dorsal [mm]"),
-               ("Front view (world Y-Z): abduction", 1, 2, "Y radial [mm]", "Z dorsal [mm]"))
+PROJECTIONS = (("Side X-Z: flexion", 0, 2, "X distal [mm]", "Z dorsal [mm]"),
+               ("Front Y-Z: abduction", 1, 2, "Y radial [mm]", "Z dorsal [mm]"))
 
 
 class PoseView(QWidget):
@@ -30,6 +30,7 @@ class PoseView(QWidget):
             finger = Finger()
         self.finger = finger
         self.widget = pg.GraphicsLayoutWidget()
+        self.setMinimumWidth(280)
         QVBoxLayout(self).addWidget(self.widget)
         self.layout().setContentsMargins(0, 0, 0, 0)
         self.curves: list[dict[str, pg.PlotDataItem]] = []

@@ -52,7 +52,7 @@ class ReplayPanel(QWidget):
         self.last_folder = ""
 
         self.timeline = pg.PlotWidget()
-        self.timeline.setMaximumHeight(90)
+        self.timeline.setMaximumHeight(80)
         self.timeline.setMouseEnabled(x=False, y=False)
         self.timeline.hideAxis("left")
         self.timeline.setLabel("bottom", "session time [s]")
