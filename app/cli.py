@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from uartlab.drivers.interfaces import DeviceError
 from uartlab.sim.errors import ParameterError
 
 EXIT_USAGE = 2
@@ -38,11 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--replay", help="session .h5 file to open for replay")
     gui.set_defaults(run=_lazy("gui.app"))
 
-    run = sub.add_parser("run", help="run a protocol suite (for now --dry-run: the model, no rig)")
-    run.add_argument("suite", help="built-in suite (free_motion, surface_contact) or a suite .toml file")
-    run.add_argument("--dry-run", action="store_true", help="simulate every trial on the model and check the limits")
-    run.add_argument("--json", action="store_true", help="print the report as JSON")
-    run.set_defaults(run=_run_suite)
+    from uartlab.app import run_cli
+
+    run_cli.add_parser(sub)
 
     verify = sub.add_parser("verify", help="check a session file and report what a crash left")
     verify.add_argument("file", help="session .h5 file")
@@ -91,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ParameterError, ValueError, FileNotFoundError) as exc:
         print(f"uartlab {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except DeviceError as exc:  # a device failed or is not ready: the driver has made the servos safe
+        print(f"uartlab {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"uartlab {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -117,15 +119,6 @@ def _lazy(module: str):
         return importlib.import_module(f"uartlab.app.{module}").main(args)
 
     return run
-
-
-def _run_suite(args: argparse.Namespace) -> int:
-    if not args.dry_run:
-        raise ValueError("running a suite on the rig is not built yet (issue 6's runner); use --dry-run to "
-                         "simulate it on the model and check its limits")
-    from uartlab.protocols import dry_run
-
-    return dry_run.main(args)
 
 
 def _run_bench_bus(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
+import hashlib
 import json
 import os
 import socket
@@ -93,8 +94,9 @@ def _utf8(text: str, n_bytes: int) -> bytes:
 class SessionRecorder:
     """Record one session. Add every stream, then write records and events; ``close()`` marks it complete.
 
-    ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text);
-    anything else scalar becomes a root attribute.
+    ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text),
+    protocol_texts (suite file name -> text, stored with its sha256); anything else scalar becomes a root
+    attribute.
     """
 
     def __init__(self, path: str | os.PathLike, metadata: dict | None = None, flush_interval_s: float = 0.5,
@@ -135,7 +137,7 @@ class SessionRecorder:
                         "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
                         "flush_interval_s": self.flush_interval_s})
         for key, value in metadata.items():
-            if key not in ("operator", "notes", "config_text", "calibration_texts") and \
+            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts") and \
                     isinstance(value, str | int | float | bool):
                 f.attrs[key] = value
         cfg = f.create_group("config")
@@ -143,6 +145,10 @@ class SessionRecorder:
         cal = cfg.create_group("calibration")
         for name, text in dict(metadata.get("calibration_texts", {})).items():
             cal.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
+        protocols = cfg.create_group("protocol")
+        for name, text in dict(metadata.get("protocol_texts", {})).items():
+            d = protocols.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
+            d.attrs["sha256"] = hashlib.sha256(str(text).encode("utf-8")).hexdigest()
         f.create_group("streams")
         f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
         f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,

@@ -67,6 +67,11 @@ class SessionFile:
         g = self._file.get("config/calibration", {})
         return {name: _text(d[()]) for name, d in g.items()}
 
+    def protocol_texts(self) -> dict[str, str]:
+        """The suite files this session ran (name -> exact text; each dataset's sha256 attribute is its hash)."""
+        g = self._file.get("config/protocol", {})
+        return {name: _text(d[()]) for name, d in g.items()}
+
     def refresh(self) -> None:
         """See what a SWMR writer has flushed since the file was opened (or last refreshed)."""
         if not self.live:

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 from uartlab.drivers.ati import FTCalibration
 from uartlab.drivers.interfaces import ActuatorSample
+from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.mocap import OptiTrackMocap
 from uartlab.drivers.mx64_bus import Mx64Bus
+from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
@@ -41,7 +43,8 @@ from uartlab.sim.names import TENDONS
 
 from .clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from .hub import Hub
-from .rig_config import RigConfig
+from .joint_stream import JointStream, joints_spec
+from .rig_config import ConfigError, RigConfig
 from .streams import FieldSpec, Record, StreamSpec
 
 log = logging.getLogger(__name__)
@@ -164,6 +167,7 @@ class Rig:
         self.sea_forces: SeaForces | None = None
         self.nano17: Nano17 | None = None
         self._streams: dict[str, _Stream] = {}
+        self.joints: JointStream | None = None
         self._stopping = threading.Event()
         self._tare_requested = threading.Event()
 
@@ -176,6 +180,8 @@ class Rig:
             self._open_devices()
             for stream in self._streams.values():
                 stream.thread.start()
+            if self.joints is not None:
+                self.joints.start()
         except BaseException:
             self.stop()
             raise
@@ -197,7 +203,8 @@ class Rig:
         a, d, m = self.config.actuators, self.config.daq, self.config.mocap
         twin = self._twin
         bus = Mx64Bus(twin.bus.port if a.backend == "twin" else a.port, ids=a.ids, protocol=a.protocol,
-                      baud=a.baud, seas=list(a.seas))
+                      baud=a.baud, seas=list(a.seas), watchdog_ms=a.watchdog_ms,
+                      packet_timeout_ms=a.packet_timeout_ms or None)
         bus.connect()
         self.actuators = LockedActuators(bus)
         self._streams["actuators"] = _Stream(self, "actuators", "MX-64 bus", self._actuator_loop)
@@ -217,6 +224,48 @@ class Rig:
         self.mocap.connect()
         self._streams["mocap"] = _Stream(self, "mocap", "OptiTrack", self._mocap_loop)
         self.hub.register(mocap_spec(self.mocap.marker_names, self.mocap.rate_hz))
+        self.hub.register(joints_spec(self.mocap.rate_hz))
+        estimator = self.joint_estimator()
+        if estimator is not None:
+            self.joints = JointStream(self.hub, estimator)
+        # Streams of the experiment that runs on this rig: declared now so any recording started before
+        # the experiment has their datasets (SWMR files cannot add them later).
+        from .experiment import runner_spec
+        self.hub.register(runner_spec())
+
+    def joint_estimator(self) -> JointAngleEstimator | None:
+        """Markers -> joint angles: the twin knows its mounting; a real rig needs the mocap calibration."""
+        if self.config.mocap.backend == "twin":
+            plant = self._twin.plant
+            return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
+                                                     plant.config.motive_origin_m)
+        return None
+
+    @property
+    def time_scale(self) -> float:
+        """Protocol seconds per host second: the twin's speed on an all-twin rig, 1 wherever hardware is."""
+        speed = self.config.twin.speed
+        backends = {self.config.actuators.backend, self.config.daq.backend, self.config.mocap.backend}
+        if speed != 1.0 and backends != {"twin"}:
+            raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
+                              "(real hardware runs at 1x)")
+        return speed if backends == {"twin"} else 1.0
+
+    @property
+    def places_finger_itself(self) -> bool:
+        """The twin's finger is set up by software; a real one by a person."""
+        return self._twin is not None and self.config.mocap.backend == "twin"
+
+    def place_finger(self, pose: str, surface_angle_deg: float | None) -> bool:
+        """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
+        if not self.places_finger_itself:
+            return False
+        self._twin.plant.place(pose, surface_angle_deg)
+        if self.joints is not None:
+            self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
+        where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
+        self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
+        return True
 
     def _sea_calibrations(self) -> list[SeaCalibration]:
         if self.config.sea.calibrations is not None:
@@ -250,6 +299,8 @@ class Rig:
     def stop(self) -> None:
         """Stop the streams, torque off, close every device, then the twin. Safe to call twice."""
         self._stopping.set()
+        if self.joints is not None:
+            self.joints.stop()
         if self.daq is not None:
             self.daq.stop()           # ends the DAQ thread's blocks() iterator
         if self.mocap is not None:
@@ -283,9 +334,14 @@ class Rig:
         """Each device's ClockSync (``estimate()``, ``to_host()``), for the recorder and for lining streams up."""
         return {name: s.sync for name, s in self._streams.items()}
 
-    def tare_nano17(self) -> None:
-        """Bias the Nano17 with the next DAQ block (the sensor must be unloaded)."""
+    def tare_nano17(self, wait_s: float = 0.0) -> bool:
+        """Bias the Nano17 with the next DAQ block (the sensor must be unloaded). With ``wait_s``, wait
+        that long for it to be done; returns whether it was."""
         self._tare_requested.set()
+        deadline = time.monotonic() + wait_s
+        while self._tare_requested.is_set() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._tare_requested.is_set()
 
     # ------------------------------------------------------------ device threads
     def _actuator_loop(self, stream: _Stream) -> None:
@@ -293,19 +349,29 @@ class Rig:
         unwrap = TickUnwrap()
         due = time.monotonic()
         while not self._stopping.is_set():
-            sample: ActuatorSample = self.actuators.read()
+            try:
+                sample: ActuatorSample = self.actuators.read()
+            except ServoError as exc:
+                if exc.sample is not None:  # the read that found the fault: its error bits are the evidence
+                    stream.publish(self._actuator_record(exc.sample), None, time.monotonic())
+                raise
             arrival_s = time.monotonic()  # the tick was stamped during the transaction, before this
+            record = self._actuator_record(sample)
             ticks = sample.device_tick_ms
-            tick = np.full(SIX, -1, dtype=np.int64) if ticks is None else np.asarray(ticks, dtype=np.int64)
-            record = Record.single("actuators", sample.host_time_s, excursion_m=sample.excursion_m,
-                                   velocity_m_per_s=sample.velocity_m_per_s, current_A=sample.current_A,
-                                   moving=sample.moving, hardware_error=np.asarray(sample.hardware_error, np.int64),
-                                   device_tick_ms=tick)
-            stream.publish(record, unwrap(int(tick[0])) if ticks is not None else None, arrival_s)
+            stream.publish(record, unwrap(int(ticks[0])) if ticks is not None else None, arrival_s)
             due += period_s
             # Fixed-rate schedule; after a long stall restart it rather than burst to catch up.
             due = max(due, time.monotonic() - period_s)
             self._stopping.wait(max(0.0, due - time.monotonic()))
+
+    @staticmethod
+    def _actuator_record(sample: ActuatorSample) -> Record:
+        ticks = sample.device_tick_ms
+        tick = np.full(SIX, -1, dtype=np.int64) if ticks is None else np.asarray(ticks, dtype=np.int64)
+        return Record.single("actuators", sample.host_time_s, excursion_m=sample.excursion_m,
+                             velocity_m_per_s=sample.velocity_m_per_s, current_A=sample.current_A,
+                             moving=sample.moving, hardware_error=np.asarray(sample.hardware_error, np.int64),
+                             device_tick_ms=tick)
 
     def _daq_loop(self, stream: _Stream) -> None:
         cols = self.daq.columns

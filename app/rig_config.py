@@ -20,6 +20,7 @@ from pathlib import Path
 
 from uartlab.drivers.interfaces import ConfigError
 from uartlab.drivers.mx64 import CENTER_TICKS
+from uartlab.drivers.mx64_bus import WATCHDOG_MS
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry
 from uartlab.drivers.usb6210 import parse_channels
 from uartlab.sim.names import POSES, TENDONS
@@ -40,6 +41,8 @@ class ActuatorsConfig:
     baud: int = 1_000_000
     poll_rate_hz: float = 200.0       # the MX-64 driver's design rate (drivers/mx64_bus.py WATCHDOG_MS)
     seas: tuple[SeaGeometry, ...] = field(default_factory=lambda: tuple(SeaGeometry() for _ in TENDONS))
+    watchdog_ms: float = WATCHDOG_MS  # Bus Watchdog: servos stop when the host is silent this long
+    packet_timeout_ms: float = 0.0    # floor under the SDK's ~34 ms reply timeout; 0 = the SDK's own
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,11 @@ def _actuators(t: _Table) -> ActuatorsConfig:
         raise t.error("ids", f"duplicate servo IDs {dupes}")
     baud = t.integer("baud", 1_000_000, 9600, 4_500_000)  # the MX-64's range of baud rates
     poll = t.number("poll_rate_hz", 200.0, positive=True)
+    # The MX-64's Bus Watchdog register counts 20 ms units, 1..127.
+    watchdog = t.number("watchdog_ms", WATCHDOG_MS, positive=True)
+    if not 20.0 <= watchdog <= 127 * 20.0:
+        raise t.error("watchdog_ms", f"the Bus Watchdog spans 20..2540 ms, got {watchdog:g}")
+    packet_timeout = t.number("packet_timeout_ms", 0.0, lo=0.0)
     radius_mm = t.number("spool_radius_mm", 20.0, positive=True)
     direction = t.integer("direction", 1, -1, 1)
     if direction == 0:
@@ -210,7 +218,7 @@ def _actuators(t: _Table) -> ActuatorsConfig:
                                 direction=d, zero_ticks=sub.integer("zero_ticks", zero, -(2**31), 2**31 - 1)))
         sub.done()
     t.done()
-    return ActuatorsConfig(backend, port, protocol, tuple(ids), baud, poll, tuple(seas))
+    return ActuatorsConfig(backend, port, protocol, tuple(ids), baud, poll, tuple(seas), watchdog, packet_timeout)
 
 
 def _daq(t: _Table) -> DaqConfig:

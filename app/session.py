@@ -39,12 +39,17 @@ class RecordingSession:
     """Record a started rig into ``path`` until ``close()``."""
 
     def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
-                 flush_interval_s: float | None = None):
+                 flush_interval_s: float | None = None, protocol=None):
+        """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol."""
         config_text, calibrations = rig_texts(rig)
         flush = flush_interval_s if flush_interval_s is not None else rig.config.recording.flush_interval_s
         self.rig = rig
-        self.recorder = SessionRecorder(path, {"operator": operator, "notes": notes, "config_text": config_text,
-                                               "calibration_texts": calibrations}, flush_interval_s=flush)
+        metadata = {"operator": operator, "notes": notes, "config_text": config_text,
+                    "calibration_texts": calibrations}
+        if protocol is not None:
+            metadata["protocol_texts"] = {Path(protocol.source).name: protocol.text}
+            metadata["protocol_sha256"] = protocol.sha256
+        self.recorder = SessionRecorder(path, metadata, flush_interval_s=flush)
         for spec in rig.hub.specs.values():
             self.recorder.add_stream(spec)
         self._sub = rig.hub.subscribe("recorder", maxsize=QUEUE_RECORDS)
@@ -75,11 +80,12 @@ class RecordingSession:
         elif item.stream in self.recorder.specs:
             self.recorder.write(item)
 
-    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int = 0) -> None:
-        self.recorder.begin_trial(name, protocol, parameters, repeat)
+    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int = 0,
+                    host_time_s: float | None = None) -> None:
+        self.recorder.begin_trial(name, protocol, parameters, repeat, host_time_s)
 
-    def end_trial(self, outcome: str) -> None:
-        self.recorder.end_trial(outcome)
+    def end_trial(self, outcome: str, host_time_s: float | None = None) -> None:
+        self.recorder.end_trial(outcome, host_time_s)
 
     def close(self) -> dict:
         """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary."""

@@ -15,9 +15,10 @@ from uartlab.sim.names import TENDONS
 
 from .suite import Limits
 
-# Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz and the DAQ delivers
-# blocks every ~50 ms, so 0.25 s is several missed updates, yet short against a 4 s pull.
-DEFAULT_MAX_STREAM_AGE_S: dict[str, float] = {"actuators": 0.25, "daq": 0.25}
+# Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz, the DAQ delivers blocks
+# every ~50 ms and Motive frames every 10 ms, so 0.25 s is several missed updates, yet short against a 4 s
+# pull. The settle rule and the model need the finger's pose: losing the mocap is a fault too.
+DEFAULT_MAX_STREAM_AGE_S: dict[str, float] = {"actuators": 0.25, "daq": 0.25, "mocap": 0.25}
 
 
 class InterlockTrip(RuntimeError):
@@ -38,11 +39,14 @@ class Observation:
     joint_speed_deg_s: np.ndarray = field(default_factory=lambda: np.zeros(4))          # (4,) |dq/dt|
     stream_age_s: dict[str, float] = field(default_factory=dict)  # now - host time of each stream's last sample
     saturated: bool = False                        # Nano17 saturation flag
+    fingertip_force_N: float = 0.0                 # |F| of the Nano17 (NaN: no reading, trips like any NaN)
+    device_faults: tuple[str, ...] = ()            # a device stream died: its one-line reason
 
 
 @dataclass(frozen=True)
 class Trip:
-    check: str          # "force", "excursion", "hardware_error", "saturation", "stale_stream"
+    check: str          # "device", "force", "excursion", "hardware_error", "fingertip_force", "saturation",
+                        # "stale_stream", "operator" (E-stop)
     subject: str        # the tendon, servo or stream it is about ("" for the Nano17)
     value: float
     reason: str         # one sentence for the operator and the events table
@@ -53,13 +57,14 @@ class InterlockLimits:
     max_tendon_force_N: float
     max_excursion_m: np.ndarray                    # (6,)
     max_stream_age_s: dict[str, float]
+    max_fingertip_force_N: float = math.inf
 
     @classmethod
     def from_suite(cls, limits: Limits,
                    max_stream_age_s: dict[str, float] | None = None) -> InterlockLimits:
         exc = np.array([limits.max_excursion_mm[t] * 1e-3 for t in TENDONS])
         ages = dict(DEFAULT_MAX_STREAM_AGE_S if max_stream_age_s is None else max_stream_age_s)
-        return cls(limits.max_tendon_force_N, exc, ages)
+        return cls(limits.max_tendon_force_N, exc, ages, limits.max_fingertip_force_N)
 
 
 class Interlocks:
@@ -82,8 +87,16 @@ class Interlocks:
             self._trip = self._first_violation(obs)
         return self._trip
 
+    def trip(self, check: str, subject: str, reason: str) -> Trip:
+        """Latch a trip found outside check() (the E-stop); the first trip stays the reason."""
+        if self._trip is None:
+            self._trip = Trip(check, subject, math.nan, reason)
+        return self._trip
+
     def _first_violation(self, obs: Observation) -> Trip | None:
         lim = self.limits
+        if obs.device_faults:
+            return Trip("device", "", math.nan, obs.device_faults[0])
         force = np.asarray(obs.tendon_force_N, dtype=float)
         for i, name in enumerate(TENDONS):
             # `not <=` so NaN (a dead sensor) trips too: fail safe.
@@ -101,6 +114,10 @@ class Interlocks:
             if err[i] != 0:
                 return Trip("hardware_error", name, float(err[i]),
                             f"servo {name} reports hardware error 0x{int(err[i]):02X}")
+        if not abs(obs.fingertip_force_N) <= lim.max_fingertip_force_N:
+            return Trip("fingertip_force", "Nano17", float(obs.fingertip_force_N),
+                        f"fingertip force {obs.fingertip_force_N:.1f} N is over the limit "
+                        f"{lim.max_fingertip_force_N:g} N")
         if obs.saturated:
             return Trip("saturation", "Nano17", 1.0, "the Nano17 force sensor is saturated")
         for stream, max_age in lim.max_stream_age_s.items():

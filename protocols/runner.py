@@ -16,7 +16,18 @@ halfway is not the paper's trial. A trial paused in RETURN has been recorded, so
 next trial's PRETENSION, which starts from the held position and lowers the tension to the target.
 
 A latched interlock trip puts the runner in FAULT; abort() puts it in ABORTED. Both command only the
-configured safe action ("hold" or "torque_off") until ``reset()``, which needs the operator.
+configured safe action ("hold" or "torque_off") until ``reset()``, which needs the operator. ``estop()``
+latches FAULT and always commands torque off, whatever the safe action.
+
+Set-up: every trial starts from its pose (paper: "The UART testbed was placed in a flexed (Flex)
+position" before each pull). ``on_setup(trial, changed)`` is asked at each trial start, ``changed`` saying
+whether the pose or surface differs from the trial before: True means the finger is set up (the twin
+places itself every time; a real rig whose return brought the finger back needs nothing); False pauses
+the runner with the instruction for a person, and ``resume()`` starts that trial. Without ``on_setup``,
+arming confirms the first trial's set-up and each change of set-up pauses.
+
+A trial starts from rest: PRETENSION ends only when every tendon is at the target tension AND every joint
+is still by the measured settle rule, so the model's initial state (the paper's: zero velocities) holds.
 """
 
 from __future__ import annotations
@@ -27,15 +38,18 @@ from enum import Enum
 
 import numpy as np
 from uartlab.sim.names import TENDONS
+from uartlab.sim.scenarios import MIN_PRETENSION_N
 
 from .interlocks import InterlockLimits, Interlocks, Observation
 from .suite import Suite, SuiteTrial
 from .trajectories import Trajectory
 
-# Pretension defaults, est.: 1 N takes up tendon slack without moving the finger (the paper's pulls reach
-# tens of N); 0.2 N is above the SEA pot's noise; 2e-4 m/N per tick closes 6 % of the error per tick on
-# the paper's 0.3 N/mm SEA spring (about 50 ticks, no overshoot); 5 s is many times that at 100 Hz.
-DEFAULT_PRETENSION_N = 1.0
+# Pretension defaults. The target is the model's start-state minimum (sim.scenarios.MIN_PRETENSION_N,
+# 0.3 N): "initially small tensions in all the input tendons" (paper) - every tendon taut, none pulling;
+# more than that on all six at once is a co-contraction that moves the free finger off its start pose.
+# est.: 0.2 N tolerance is far above the SEA pot's noise (~4 mN); 2e-4 m/N per tick closes 6 % of the
+# error per tick on the paper's 0.3 N/mm SEA spring (about 50 ticks, no overshoot); 5 s is many times that.
+DEFAULT_PRETENSION_N = MIN_PRETENSION_N
 DEFAULT_PRETENSION_TOL_N = 0.2
 DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
 DEFAULT_PRETENSION_TIMEOUT_S = 5.0
@@ -103,7 +117,8 @@ class Pretension:
 class Runner:
     def __init__(self, suite: Suite, interlocks: Interlocks | None = None, safe_action: str = "hold",
                  pretension: Pretension | None = None,
-                 on_event: Callable[[RunnerEvent], None] | None = None):
+                 on_event: Callable[[RunnerEvent], None] | None = None,
+                 on_setup: Callable[[SuiteTrial, bool], bool] | None = None):
         if safe_action not in ("hold", "torque_off"):
             raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
         self.suite = suite
@@ -111,6 +126,10 @@ class Runner:
         self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
         self.pretension = pretension or Pretension()
         self.on_event = on_event
+        self.on_setup = on_setup
+        self._setup: tuple | None = None       # (pose, surface angle) the finger is set up for
+        self._awaiting_setup = False
+        self._estopped = False
         self.plan: list[tuple[SuiteTrial, int]] = [(t, r + 1) for t in suite.trials for r in range(t.repeats)]
         self.events: list[RunnerEvent] = []
         self.results: list[TrialResult] = []
@@ -140,6 +159,11 @@ class Runner:
     def resume(self, now_s: float) -> None:
         if self.phase is not Phase.PAUSED:
             return
+        if self._awaiting_setup:  # the operator has placed the finger
+            self._awaiting_setup = False
+            self._setup = _setup_of(self.plan[self._index][0])
+            self._start_trial(now_s, "set up by operator")
+            return
         before_record = self._paused_from in (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE)
         if before_record:
             trial, repeat = self.plan[self._index]
@@ -152,13 +176,41 @@ class Runner:
         if self.phase not in (Phase.ABORTED, Phase.FAULT):
             self._go(Phase.ABORTED, now_s, why)
 
+    def estop(self, now_s: float, why: str = "E-stop") -> None:
+        """Emergency stop: latch FAULT with this reason and command torque off from now on."""
+        self._estopped = True
+        self.fault(now_s, "operator", "E-stop", why)
+
+    def fault(self, now_s: float, check: str, subject: str, reason: str) -> None:
+        """A fault found outside the interlocks (a command the bus refused, the E-stop): latch FAULT."""
+        trip = self.interlocks.trip(check, subject, reason)
+        if self.phase is not Phase.FAULT:
+            self.fault_reason = trip.reason
+            self._go(Phase.FAULT, now_s, trip.reason)
+
     def reset(self, now_s: float) -> None:
         """Operator acknowledgement after FAULT, ABORTED or DONE: back to SAFE, interlocks unlatched."""
         if self.phase in (Phase.FAULT, Phase.ABORTED, Phase.DONE):
             self.interlocks.reset()
             self.fault_reason = None
+            self._estopped = False
             self._index = 0
+            self._setup = None
             self._go(Phase.SAFE, now_s, "reset by operator")
+
+    @property
+    def current(self) -> tuple[SuiteTrial, int] | None:
+        """The trial and repeat being run (or next), None when none is left."""
+        return self.plan[self._index] if self._index < len(self.plan) else None
+
+    @property
+    def index(self) -> int:
+        return self._index
+
+    @property
+    def offset_m(self) -> np.ndarray:
+        """The excursions the current trial's pulls are added to (where pretension left the tendons)."""
+        return self._offset.copy()
 
     # ------------------------------------------------------------ the tick
     def tick(self, now_s: float, obs: Observation) -> Command:
@@ -178,7 +230,7 @@ class Runner:
         if self.phase is Phase.SAFE:
             return Command(Action.IDLE)
         if self.phase in (Phase.FAULT, Phase.ABORTED):
-            if self.safe_action is Action.TORQUE_OFF:
+            if self.safe_action is Action.TORQUE_OFF or self._estopped:
                 return Command(Action.TORQUE_OFF)
             return Command(Action.HOLD, self._last.copy())
         if self.phase in (Phase.PAUSED, Phase.DONE):
@@ -195,12 +247,27 @@ class Runner:
             self._go(Phase.DONE, now_s, f"{len(self.results)} results")
             return
         self._offset = self._last.copy()
+        trial = self.plan[self._index][0]
+        if self._setup is None and self.on_setup is None:
+            self._setup = _setup_of(trial)  # arming confirmed it: the operator set up the first trial
+        changed = _setup_of(trial) != self._setup
+        ready = self.on_setup(trial, changed) if self.on_setup is not None else not changed
+        if ready:
+            self._setup = _setup_of(trial)
+        else:
+            self._awaiting_setup = True
+            self._paused_from = Phase.PRETENSION
+            self._go(Phase.PAUSED, now_s, f"set up the finger for {self._label()}: {_setup_text(trial)}, "
+                                          "then resume")
+            return
         self._go(Phase.PRETENSION, now_s, f"{self._label()} ({why})")
 
     def _pretension(self, now_s: float, obs: Observation) -> None:
         p = self.pretension
-        err = p.target_N - np.asarray(obs.tendon_force_N, dtype=float)
-        if np.all(np.abs(err) <= p.tol_N):
+        # Take up slack only: a tendon already above the target may be what holds the pose against gravity
+        # (the start state's smallest holding tensions reach a few N), so it is left as it is.
+        err = np.maximum(p.target_N - np.asarray(obs.tendon_force_N, dtype=float), 0.0)
+        if np.all(err <= p.tol_N) and self._still(obs):
             self._traj = self.plan[self._index][0].trajectory()
             self._actuate_t0 = now_s
             self._go(Phase.ACTUATE, now_s, self._label())
@@ -209,7 +276,7 @@ class Runner:
         if now_s - self._since >= p.timeout_s:
             worst = int(np.argmax(np.abs(err)))
             reason = (f"pretension timeout after {p.timeout_s:g} s: tendon {_tendon(worst)} at "
-                      f"{obs.tendon_force_N[worst]:.2f} N, target {p.target_N:g} N")
+                      f"{obs.tendon_force_N[worst]:.2f} N, target at least {p.target_N:g} N")
             self.fault_reason = reason
             self._go(Phase.FAULT, now_s, reason)
             return
@@ -228,8 +295,8 @@ class Runner:
 
     def _settle(self, now_s: float, obs: Observation) -> None:
         s = self.suite.settle
-        # The paper's rule: every joint speed below the threshold, continuously for hold_s.
-        still = bool(np.all(np.abs(np.asarray(obs.joint_speed_deg_s, dtype=float)) < s.speed_deg_s))
+        # The paper's rule on measured angles: every joint speed below the threshold, continuously for hold_s.
+        still = self._still(obs)
         self._still_since = (self._still_since if self._still_since is not None else now_s) if still else None
         if self._still_since is not None and now_s - self._still_since >= s.hold_s:
             self._finish_trial(now_s, "settled")
@@ -261,6 +328,10 @@ class Runner:
         self._start_trial(now_s, "next")
 
     # ------------------------------------------------------------ helpers
+    def _still(self, obs: Observation) -> bool:
+        speed = np.abs(np.asarray(obs.joint_speed_deg_s, dtype=float))
+        return bool(np.all(speed < self.suite.settle.measured_speed_deg_s))
+
     def _label(self) -> str:
         trial, repeat = self.plan[self._index]
         return f"trial {trial.name!r} repeat {repeat}/{trial.repeats}"
@@ -275,3 +346,13 @@ class Runner:
 
 def _tendon(i: int) -> str:
     return TENDONS[i]
+
+
+def _setup_of(trial: SuiteTrial) -> tuple:
+    return trial.pose, trial.surface_angle_deg
+
+
+def _setup_text(trial: SuiteTrial) -> str:
+    where = "no surface" if trial.surface_angle_deg is None else f"surface at {trial.surface_angle_deg:g} deg"
+    return f"pose {trial.pose}, {where}, fingertip touching" if trial.surface_angle_deg is not None \
+        else f"pose {trial.pose}, {where}"

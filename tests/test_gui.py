@@ -270,6 +270,49 @@ def test_bad_input_becomes_a_message_not_a_crash(qtbot, window, tmp_path):
     assert time.monotonic() - t0 < 1.0
 
 
+@pytest.mark.slow
 def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
-    """Start a free-motion suite from the GUI, watch it record, and finish (needs app/experiment.py)."""
-    pytest.importorskip("uartlab.app.experiment", reason="the Experiment (issue 6) is not merged yet")
+    """Start a free-motion trial from the GUI on the twin (4x), watch it record, let it finish."""
+    from importlib import resources
+
+    from uartlab.app.replay import SessionFile
+
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    rig_toml = tmp_path / "rig.toml"
+    rig_toml.write_text(text.replace("speed = 1.0", "speed = 4.0", 1), encoding="utf-8")
+    window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
+    window.rig_panel.config_edit.setText(str(rig_toml))
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
+    window.ops.choose_suite("free_motion")
+    panel = window.protocol_panel
+    panel.table.selectRow(1)                      # free/FDP only
+    panel.repeats_spin.setValue(1)
+    assert panel.selected_trials() == ["free/FDP"]
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=20000)
+    path = window.ops.session.path
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase not in ("SAFE", "ARMED"), timeout=10000)
+    window.on_status()
+    assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
+    qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
+    qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)  # joints stream
+    shoot(window, "protocol_running")
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=60000)
+    status = window.ops.experiment.status()
+    assert status.phase == "DONE", status.fault_reason
+    qtbot.waitUntil(lambda: window.ops.session is None and window.recording_panel.start_button.isEnabled(),
+                    timeout=15000)  # the run's own recording closes when it is over
+    window.on_status()
+    assert panel.progress.value() == 1000
+    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
+    assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
+    shoot(window, "protocol_done")
+    panel.buttons["reset"].click()
+    assert panel.buttons["start"].isEnabled()
+    with SessionFile(path) as f:
+        assert f.complete
+        trials = f.trials()
+        assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
+        assert f.length("runner") > 50 and f.length("joints") > 50
+    assert window.errors == []

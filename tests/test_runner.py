@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from uartlab.protocols.interlocks import Observation
-from uartlab.protocols.runner import Action, Phase, Runner
+from uartlab.protocols.runner import DEFAULT_PRETENSION_N, DEFAULT_PRETENSION_TOL_N, Action, Phase, Runner
 from uartlab.protocols.suite import parse_suite
 
 DT = 0.01
@@ -42,7 +42,7 @@ class Plant:
 
     def obs(self) -> Observation:
         o = Observation(self.k * self.x, self.x.copy(), np.zeros(6, dtype=int), np.full(4, self.speed),
-                        {"actuators": 0.01, "daq": 0.01}, False)
+                        {"actuators": 0.01, "daq": 0.01, "mocap": 0.01}, False)
         return replace(o, **self.faults)
 
     def apply(self, cmd) -> None:
@@ -69,6 +69,7 @@ def phases(runner: Runner) -> list[str]:
 
 
 def make(timeout: float = 5.0, **kw) -> Runner:
+    kw.setdefault("on_setup", lambda trial, changed: True)  # the finger places itself, as the twin does
     return Runner(parse_suite(SUITE.format(timeout=timeout)), **kw)
 
 
@@ -81,8 +82,19 @@ def test_two_trials_run_through_in_order():
     assert phases(r) == ["ARMED", *trial, *trial, "DONE"]
     assert all(e.kind == "phase" and e.source == "runner" for e in r.events)
     assert [(x.trial, x.outcome) for x in r.results] == [("a", "settled"), ("b", "settled")]
-    # Trial a returned to its pretension; the pretension force is near the 1 N target.
-    assert plant.k * plant.x[0] == pytest.approx(1.0, abs=0.3)
+    # Trial a returned to its pretension: every slack tendon was reeled in to the target, within tolerance
+    # (all but ED, which trial b pulled and did not return).
+    target, tol = DEFAULT_PRETENSION_N, DEFAULT_PRETENSION_TOL_N
+    force = np.delete(plant.k * plant.x, 2)
+    assert np.all(force >= target - tol - 1e-9) and np.all(force <= target + tol)
+
+
+def test_pretension_leaves_a_tendon_that_already_holds_the_pose_alone():
+    r, plant = make(), Plant()
+    plant.x[2] = 3.0 / plant.k      # ED at 3 N: what holds a flexed finger against gravity
+    r.arm(0.0)
+    run(r, plant, 0.0, 500, until=Phase.ACTUATE)
+    assert plant.k * plant.x[2] == pytest.approx(3.0)
 
 
 def test_pause_holds_and_resume_restarts_the_trial():
@@ -120,9 +132,11 @@ def test_abort_from_actuate_gives_the_safe_action(safe):
 FAULTS = {
     "force": ({"tendon_force_N": np.array([0, 0, 99.0, 0, 0, 0])}, "ED"),
     "hardware_error": ({"hardware_error": np.array([0, 0, 0, 0x04, 0, 0])}, "DI"),
-    "stale_stream": ({"stream_age_s": {"actuators": 0.01, "daq": 2.0}}, "daq"),
+    "stale_stream": ({"stream_age_s": {"actuators": 0.01, "daq": 2.0, "mocap": 0.01}}, "daq"),
     "saturation": ({"saturated": True}, "Nano17"),
     "excursion": ({"excursion_m": np.array([0, 0, 0, 0, 0, 0.03])}, "LUM"),
+    "fingertip_force": ({"fingertip_force_N": 20.0}, "fingertip"),
+    "device": ({"device_faults": ("MX-64 bus stream stopped: CommError: no reply",)}, "MX-64 bus"),
 }
 
 
@@ -139,6 +153,7 @@ def test_interlock_trips_in_one_tick_and_latches(check):
     trip = r.interlocks.tripped
     assert trip is not None and trip.check == check and subject in trip.reason
     assert subject in r.events[-1].message
+    assert r.interlocks.check(plant.obs()) is trip
     plant.faults = {}               # the fault clears itself: the trip must stay latched
     _, cmds = run(r, plant, t, 200)
     assert r.phase is Phase.FAULT and all(c.action is Action.TORQUE_OFF for c in cmds)
@@ -147,11 +162,49 @@ def test_interlock_trips_in_one_tick_and_latches(check):
 
 
 def test_settle_timeout_is_the_outcome():
-    r, plant = make(timeout=0.5), Plant(drift=True)
+    r, plant = make(timeout=0.5), Plant()
     r.arm(0.0)
-    run(r, plant, 0.0, 3000, until=Phase.DONE)
-    assert [x.outcome for x in r.results] == ["settle timeout", "settle timeout"]
+    t, _ = run(r, plant, 0.0, 500, until=Phase.ACTUATE)
+    plant.drift = True              # the finger never comes to rest after this pull
+    t, _ = run(r, plant, t, 3000, until=Phase.RETURN)
+    plant.drift = False
+    run(r, plant, t, 3000, until=Phase.DONE)
+    assert [x.outcome for x in r.results] == ["settle timeout", "settled"]
     assert "settle timeout" in next(e.message for e in r.events if e.message.startswith("RECORD"))
+
+
+def test_pretension_waits_for_the_finger_to_be_still():
+    r, plant = make(), Plant(drift=True)
+    r.arm(0.0)
+    t, _ = run(r, plant, 0.0, 300)
+    assert r.phase is Phase.PRETENSION      # tensions reached long ago, but the joints still move
+    plant.drift = False
+    run(r, plant, t, 300, until=Phase.ACTUATE)
+    assert r.phase is Phase.ACTUATE
+
+
+def test_a_new_setup_pauses_for_the_operator_and_resume_runs_that_trial():
+    r, plant = make(on_setup=None), Plant()  # a real rig: a person places the finger
+    r.arm(0.0)
+    t, _ = run(r, plant, 0.0, 3000, until=Phase.PAUSED)
+    assert [x.trial for x in r.results] == ["a"]   # trial a (Flex) ran: arming confirmed its set-up
+    assert "set up the finger for trial 'b'" in r.events[-1].message and "pose Hook" in r.events[-1].message
+    _, cmds = run(r, plant, t, 50)
+    assert r.phase is Phase.PAUSED and all(c.action is Action.HOLD for c in cmds)
+    r.resume(t)
+    assert r.phase is Phase.PRETENSION
+    run(r, plant, t, 3000, until=Phase.DONE)
+    assert [(x.trial, x.outcome) for x in r.results] == [("a", "settled"), ("b", "settled")]
+
+
+def test_estop_latches_torque_off_even_when_the_safe_action_is_hold():
+    r, plant = make(safe_action="hold"), Plant()
+    r.arm(0.0)
+    t, _ = run(r, plant, 0.0, 500, until=Phase.ACTUATE)
+    r.estop(t, "E-stop pressed")
+    _, cmds = run(r, plant, t, 20)
+    assert r.phase is Phase.FAULT and r.fault_reason == "E-stop pressed"
+    assert all(c.action is Action.TORQUE_OFF for c in cmds)
 
 
 def test_pretension_that_never_reaches_target_faults():

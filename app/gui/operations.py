@@ -97,6 +97,7 @@ class Operations:
             if exp is not None:
                 exp.abort("rig disconnected by the operator")
                 exp.wait(5.0)
+                exp.close()
             if session is not None:
                 session.close()
             rig.stop()
@@ -169,34 +170,58 @@ class Operations:
         self._refresh_buttons()
 
     def start_run(self) -> None:
-        suite, rig = self.w.protocol_panel.suite, self.rig
-        if suite is None or rig is None or self.experiment is not None or self.estop_latched:
+        """Pre-flight and start on a worker thread (pre-flight waits for every stream, up to seconds)."""
+        panel, rig = self.w.protocol_panel, self.rig
+        if panel.suite is None or rig is None or self.experiment is not None or self.estop_latched:
             return
         try:
             from ..experiment import Experiment
-        except ImportError as exc:
-            self.w.report_error("protocol", f"the protocol runner on the rig (app/experiment.py) is not in this "
-                                            f"build: {exc}")
-            return
+            from ..run_cli import select
+            from ..session import RecordingSession
 
-        def launch(session) -> None:
-            exp = Experiment(rig, suite, session=session, safe_action="hold")
+            suite = select(panel.suite, panel.selected_trials() or None, panel.repeats() or None)
+        except (ImportError, ValueError) as exc:
+            self.w.report_error("protocol", exc)
+            return
+        record = self.session is None and panel.record_box.isChecked()
+        rec = self.w.recording_panel
+        folder, operator, notes = rec.folder, rec.operator, rec.notes
+        session = self.session
+        panel.buttons["start"].setEnabled(False)
+
+        def work():
+            new = None
+            if record:
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
+            exp = Experiment(rig, suite, new or session, safe_action="hold")
+            try:
+                exp.start()
+            except BaseException:
+                exp.close()
+                if new is not None:
+                    new.close()
+                raise
+            return exp, new
+
+        def done(result) -> None:
+            exp, new = result
             self.experiment, self.trip_reason = exp, None
-            exp.start()
-            self.w.log_line(f"protocol {suite.name} started ({len(suite.trials)} trials)")
+            if new is not None:
+                self.session, self.session_started_s, self.auto_recording = new, time.monotonic(), True
+                rec.set_state("recording")
+                self.w.log_line(f"recording {new.path}")
+            if self.estop_latched:  # pressed while the run was starting
+                exp.estop(self.estop_reason)
+            self.w.log_line(f"protocol {suite.name} started: {len(suite.trials)} trials")
             self._refresh_buttons()
 
-        def guarded(session) -> None:
-            try:
-                launch(session)
-            except Exception as exc:  # noqa: BLE001
-                self.w.report_error("protocol", exc)
+        def failed(exc) -> None:
+            self.w.report_error("protocol", exc)
+            self._refresh_buttons()
 
-        if self.session is None and self.w.protocol_panel.record_box.isChecked():
-            self.auto_recording = True
-            self.start_recording(then=guarded)
-        else:
-            guarded(self.session)
+        self.w.tasks.run("start protocol", work, done, failed)
 
     def _call_experiment(self, method: str, *args) -> None:
         if self.experiment is None:
@@ -214,6 +239,7 @@ class Operations:
                 exp.reset()
             except Exception as exc:  # noqa: BLE001
                 self.w.report_error("reset", exc)
+            self.w.tasks.run("close run", exp.close)  # joins the control thread: off the GUI thread
         if self.auto_recording:
             self.stop_recording()
         self.trip_reason = None
@@ -408,6 +434,7 @@ class Operations:
                 self.trip_reason = status.fault_reason
                 w.show_interlocks(self.trip_reason, False)
             if self.auto_recording and phase in ("DONE", "ABORTED"):
+                self.w.tasks.run("close run", self.experiment.close)  # closes the last trial first
                 self.stop_recording()
             w.protocol_panel.set_buttons(phase, can_start=False)
         if self.replay is not None:
@@ -429,6 +456,7 @@ class Operations:
             if self.experiment is not None:
                 self.experiment.abort("GUI closed")
                 self.experiment.wait(5.0)
+                self.experiment.close()
         finally:
             if self.session is not None:
                 self.session.close()

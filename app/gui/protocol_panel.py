@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -56,10 +57,15 @@ class ProtocolPanel(QWidget):
         self.description.setWordWrap(True)
         self.record_box = QCheckBox("record the run (starts a recording if none is running)")
         self.record_box.setChecked(True)
+        self.repeats_spin = QSpinBox()
+        self.repeats_spin.setRange(0, 99)
+        self.repeats_spin.setSpecialValueText("as the suite says")
+        self.repeats_spin.setToolTip("Repeats of each trial for this run (the suite file is not changed)")
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.progress = QProgressBar()
@@ -84,6 +90,8 @@ class ProtocolPanel(QWidget):
         form = QFormLayout()
         form.addRow("suite", self.suite_combo)
         form.addRow("", self.description)
+        form.addRow("repeats", self.repeats_spin)
+        form.addRow("", QLabel("Select rows to run only those trials; no selection runs them all."))
         state = QFormLayout()
         state.addRow("phase", self.phase_label)
         state.addRow("trial", self.trial_label)
@@ -106,6 +114,13 @@ class ProtocolPanel(QWidget):
                 return
             text = path
         self.suite_chosen.emit(text)
+
+    def selected_trials(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        return [self.table.item(r, 1).text() for r in rows]
+
+    def repeats(self) -> int:
+        return self.repeats_spin.value()
 
     def show_suite(self, suite: Suite, label: str) -> None:
         """Fill the trial table for a loaded suite; ``label`` is what the combo shows (name or path)."""

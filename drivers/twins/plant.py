@@ -144,6 +144,18 @@ class Plant:
                                        cfg.pretension_N)
         self.stepper = self.finger.stepper(x0, self.surface, max_substep_s=cfg.tick_s)
 
+    def place(self, pose: str, surface_angle_deg: float | None) -> None:
+        """What the operator does between trials of another set-up: the finger placed in ``pose`` (on the
+        surface at that angle, or free), at rest with the pretension; the servos stay where they are."""
+        cfg = self.config
+        # The start-state solve takes a while: do it outside the lock, so the bus, DAQ and mocap twins keep
+        # answering from the old state meanwhile, as a real rig would while someone moves the finger.
+        x0, surface = start_state(self.finger, pose, surface_angle_deg, cfg.surface_deflection_m, cfg.pretension_N)
+        stepper = self.finger.stepper(x0, surface, max_substep_s=cfg.tick_s)
+        with self.lock:
+            cfg.pose, cfg.surface_angle_deg = pose, surface_angle_deg
+            self.stepper, self.surface = stepper, surface
+
     # ------------------------------------------------------------ time
     def advance(self, dt: float) -> None:
         """Advance the plant by dt seconds of model time (in ticks of config.tick_s)."""

@@ -1,0 +1,437 @@
+"""An experiment on the rig: the protocol runner driven by a control loop on its own thread.
+
+    exp = Experiment(rig, builtin_suite("free_motion"), session)   # session: a RecordingSession or None
+    exp.start()                      # pre-flight, torque on holding, arm, then one tick per control period
+    exp.pause(); exp.resume(); exp.abort("why"); exp.estop("why")
+    exp.wait(); exp.status(); exp.close()
+
+The runner (protocols/runner.py) is pure logic; this is the loop that owns it, as Bluesky's RunEngine owns
+plans. Every tick (100 Hz by default): drain the hub (actuators, daq, mocap, joints, events) into the
+newest value of everything (``Latest``), build one Observation, ``runner.tick``, send the one command that
+comes back, publish one `runner` record (command, measurements, phase) so the file holds what the loop saw
+and did. The loop never blocks on anything but the bus: devices, IK, recording and the live model all run
+on their own threads behind bounded queues.
+
+Time: the runner counts protocol seconds, host seconds x ``rig.time_scale`` (1 on hardware; the twin's
+speed on an all-twin rig, so a twin at 4x runs a 4 s sigmoid in 1 s of host time). Stream ages for the
+interlocks stay in host seconds: staleness is about delivery.
+
+Faults: an interlock trip, a device thread that died (its "fault" event), a command the bus refused, the
+recorder failing, or the E-stop — each latches FAULT with one sentence, recorded as a "trip" event with
+the window of the seconds before it; the servos then only get the safe action (hold, or torque off).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from uartlab.drivers.interfaces import DeviceError
+from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S, InterlockLimits, Interlocks, Observation
+from uartlab.protocols.runner import Action, Phase, Pretension, Runner, RunnerEvent, TrialResult
+from uartlab.protocols.suite import Suite, SuiteTrial
+from uartlab.sim.names import JOINTS, TENDONS
+
+from .hub import EVENTS
+from .joint_stream import WindowSlope
+from .streams import FieldSpec, Record, StreamSpec
+
+log = logging.getLogger(__name__)
+PHASES: tuple[Phase, ...] = tuple(Phase)     # the `phase` field is an index into this
+DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 set-points per sigmoid
+PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
+FORCE_AVERAGE_S = 0.010          # est.: SEA/Nano17 readings averaged over 10 ms (pot noise down ~3x at 1 kHz)
+JOINTS_MAX_AGE_S = 0.5           # est.: IK solves every frame at 1x; 0.5 s without one = bones not tracked
+TERMINAL = (Phase.DONE, Phase.ABORTED, Phase.FAULT)
+
+
+class PreflightError(DeviceError):
+    """The rig is not ready for a run; ``problems`` lists every reason, one sentence each."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("rig", "not ready: " + "; ".join(problems))
+
+
+def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
+    six, four = (len(TENDONS),), (len(JOINTS),)
+    return StreamSpec("runner", "protocol runner", (
+        FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p.name}" for i, p in enumerate(PHASES))),
+        FieldSpec("trial_index", "i8", (), "", "0-based index into the run's trial plan; -1 outside trials"),
+        FieldSpec("command_m", "f8", six, "m", "excursion commanded this tick (NaN: none sent, or torque off)"),
+        FieldSpec("excursion_m", "f8", six, "m", "measured excursion the tick saw"),
+        FieldSpec("tendon_force_N", "f8", six, "N", "SEA tension the tick saw (10 ms mean)"),
+        FieldSpec("joint_angles_rad", "f8", four, "rad", "newest IK joint angles the tick saw"),
+        FieldSpec("joint_speed_deg_s", "f8", four, "deg/s", "settle-rule speed: slope over the suite's window_s"),
+        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)"),
+        FieldSpec("fingertip_force_N", "f8", (), "N", "|F| of the Nano17"),
+    ), rate_hz, None)
+
+
+@dataclass(frozen=True)
+class ExperimentStatus:
+    phase: str
+    trial_index: int
+    n_trials: int
+    trial_name: str
+    repeat: int
+    fault_reason: str | None
+    progress: float                      # 0..1, trials finished over trials planned
+    results: list[TrialResult] = field(default_factory=list)
+    message: str = ""                    # the newest runner event
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """One trial's steady state as the rig measured it (the RECORD phase)."""
+
+    trial: str
+    repeat: int
+    outcome: str
+    settle_time_s: float | None          # protocol seconds from the end of the pull
+    joint_angles_deg: np.ndarray         # (4,) JOINTS order
+    tendon_force_N: np.ndarray           # (6,) TENDONS order
+    fingertip_force_N: np.ndarray        # (3,) Nano17 Fx Fy Fz (sensor frame)
+
+    def to_dict(self) -> dict:
+        return {"trial": self.trial, "repeat": self.repeat, "outcome": self.outcome,
+                "settle_time_s": self.settle_time_s,
+                "joint_angles_deg": dict(zip(JOINTS, np.round(self.joint_angles_deg, 3).tolist(), strict=True)),
+                "tendon_force_N": dict(zip(TENDONS, np.round(self.tendon_force_N, 4).tolist(), strict=True)),
+                "fingertip_force_N": np.round(self.fingertip_force_N, 4).tolist()}
+
+
+class Latest:
+    """The newest value of everything the runner looks at, kept up to date from hub items."""
+
+    def __init__(self, settle_window_s: float, has_nano17: bool, saturated=None):
+        self.excursion_m = np.full(6, np.nan)
+        self.hardware_error = np.zeros(6, dtype=int)
+        self.tendon_force_N = np.full(6, np.nan)
+        self.wrench = np.full(6, np.nan) if has_nano17 else np.zeros(6)
+        self.saturated = False
+        self.angles_rad = np.full(4, np.nan)
+        self.well_posed = False
+        self.host_time_s: dict[str, float] = {}
+        self.faults: list[str] = []
+        self.slope = WindowSlope(settle_window_s)
+        self._has_nano17, self._saturated = has_nano17, saturated
+
+    def update(self, item, protocol_time) -> None:
+        if not isinstance(item, Record):
+            if item.kind == "fault":
+                self.faults.append(f"{item.source}: {item.message}")
+            return
+        d, name = item.data, item.stream
+        self.host_time_s[name] = float(item.host_time_s[-1])
+        if name == "actuators":
+            self.excursion_m = d["excursion_m"][-1]
+            self.hardware_error = d["hardware_error"][-1]
+        elif name == "daq":
+            n = max(1, min(len(item), int(round(FORCE_AVERAGE_S * _rate(item.host_time_s)))))
+            self.tendon_force_N = d["tendon_force_N"][-n:].mean(axis=0)
+            if self._has_nano17:
+                self.wrench = d["wrench"][-n:].mean(axis=0)
+                self.saturated = bool(self._saturated(d["gauge_V"][-n:]).any())
+        elif name == "joints":
+            for t, q, ok in zip(item.host_time_s, d["angles_rad"], d["well_posed"], strict=True):
+                self.slope.add(protocol_time(float(t)), q)
+                self.angles_rad, self.well_posed = q, bool(ok)
+
+    def settle_speed_deg_s(self) -> np.ndarray:
+        """NaN (never "still") until the window is at least half full: two close samples prove nothing."""
+        if self.slope.span_s < 0.5 * self.slope.window_s:
+            return np.full(4, np.nan)
+        return np.degrees(self.slope.slope())
+
+    def observation(self, now_host_s: float, streams: tuple[str, ...]) -> Observation:
+        ages = {s: now_host_s - self.host_time_s.get(s, -math.inf) for s in streams}
+        return Observation(self.tendon_force_N.copy(), self.excursion_m.copy(), self.hardware_error.copy(),
+                           self.settle_speed_deg_s(), ages, self.saturated,
+                           float(np.linalg.norm(self.wrench[:3])), tuple(self.faults))
+
+
+class Experiment:
+    def __init__(self, rig, suite: Suite, session=None, *, safe_action: str = "hold",
+                 control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ, setup=None,
+                 pretension: Pretension | None = None):
+        self.rig, self.suite, self.session = rig, suite, session
+        self.control_rate_hz = control_rate_hz
+        self.time_scale = rig.time_scale
+        ages = dict(DEFAULT_MAX_STREAM_AGE_S)
+        if rig.joints is not None:
+            ages["joints"] = JOINTS_MAX_AGE_S
+        self._streams = tuple(ages)
+        place = setup or self._place_finger
+        self.runner = Runner(suite, Interlocks(InterlockLimits.from_suite(suite.limits, ages)), safe_action,
+                             pretension, on_event=self._on_runner_event, on_setup=place)
+        nano17 = rig.nano17
+        self.latest = Latest(suite.settle.window_s, nano17 is not None,
+                             None if nano17 is None else nano17.cal.saturated)
+        self._lock = threading.RLock()
+        self._sub = rig.hub.subscribe("experiment", {"actuators", "daq", "mocap", "joints", EVENTS}, maxsize=8192)
+        self._stop = threading.Event()
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="experiment-control", daemon=True)
+        self._t0_host = time.monotonic()
+        self._trial_open = False
+        self._last_sent: np.ndarray | None = None
+        self._torque_off_sent = False
+        self._recent: deque[Record] = deque()
+        self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
+        self.steady: list[SteadyState] = []
+        self._message = ""
+
+    # ------------------------------------------------------------ operator
+    def start(self, preflight_timeout_s: float = 5.0) -> Experiment:
+        """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop."""
+        self.preflight(preflight_timeout_s)
+        self._tare()
+        with self._lock:
+            self.rig.actuators.enable()
+            self._t0_host = time.monotonic()
+            self.latest.slope.clear()  # its samples were timed from the old origin
+            self.runner.arm(self._protocol_now())
+        self._thread.start()
+        return self
+
+    def preflight(self, timeout_s: float = 5.0) -> None:
+        """Every device streaming, calibrations loaded, mocap tracking every bone — or PreflightError."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._drain()
+            problems = self._preflight_problems()
+            if not problems or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if problems:
+            raise PreflightError(problems)
+
+    def _place_finger(self, trial: SuiteTrial, changed: bool) -> bool:
+        """The twin places its finger for every trial, as the paper's operator did; on a real rig the return
+        brings the finger back, and only a new pose or surface needs a person (False pauses for them)."""
+        if self.rig.places_finger_itself:
+            return self.rig.place_finger(trial.pose, trial.surface_angle_deg)
+        return not changed
+
+    def _tare(self) -> None:
+        """Zero the Nano17 while nothing touches it: before a free-motion run, or before the twin places the
+        finger on its surface. A person placing a real finger on a surface must tare before doing so."""
+        if self.rig.nano17 is None:
+            return
+        first = self.runner.plan[0][0] if self.runner.plan else None
+        if first is not None and (first.surface_angle_deg is None or self.rig.places_finger_itself):
+            if not self.rig.tare_nano17(wait_s=2.0):
+                raise PreflightError(["the Nano17 could not be tared: no DAQ block within 2 s"])
+        else:
+            self.rig.hub.event("operator", "experiment", "Nano17 not tared by the run: the finger is on the "
+                                                         "surface already (tare before placing it)")
+
+    def _preflight_problems(self) -> list[str]:
+        rig, latest, now = self.rig, self.latest, time.monotonic()
+        problems = [f"{h.device} {h.state}: {h.last_error}" for h in rig.health().values() if h.state == "failed"]
+        problems += [f"no {s} data for {now - latest.host_time_s.get(s, -math.inf):.3g} s"
+                     for s in self._streams if now - latest.host_time_s.get(s, -math.inf) > 1.0]
+        if rig.joints is None:
+            problems.append("no joint angles: the mocap has no marker calibration for this rig "
+                            "(run `uartlab calibrate mocap`)")
+        elif "joints" in latest.host_time_s and not latest.well_posed:
+            problems.append("mocap does not track every bone (too few markers on a phalanx)")
+        if rig.sea_forces is None:
+            problems.append("no SEA calibration loaded")
+        if latest.faults:
+            problems.append(latest.faults[-1])
+        problems += list(getattr(rig, "calibration_warnings", lambda: [])())
+        return problems
+
+    def pause(self) -> None:
+        with self._lock:
+            self.runner.pause(self._protocol_now())
+
+    def resume(self) -> None:
+        with self._lock:
+            self.runner.resume(self._protocol_now())
+
+    def abort(self, why: str = "operator abort") -> None:
+        with self._lock:
+            self.runner.abort(self._protocol_now(), why)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.runner.reset(self._protocol_now())
+            self._finished.clear()
+
+    def estop(self, why: str = "E-stop") -> None:
+        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more)."""
+        with self._lock:
+            self.runner.estop(self._protocol_now(), why)
+            self.rig.hub.event("estop", "operator", why)
+            self._torque_off()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """True once the run is DONE, ABORTED or FAULT."""
+        return self._finished.wait(timeout_s)
+
+    def status(self) -> ExperimentStatus:
+        with self._lock:
+            r = self.runner
+            current = r.current
+            trial, repeat = current if current is not None else (None, 0)
+            running = r.phase not in (Phase.SAFE, Phase.DONE)
+            return ExperimentStatus(r.phase.name, r.index if running else -1, len(r.plan),
+                                    trial.name if trial else "", repeat, r.fault_reason,
+                                    min(1.0, len([x for x in r.results if x.outcome != "interrupted by pause"])
+                                        / max(1, len(r.plan))), list(r.results), self._message)
+
+    def close(self) -> None:
+        """Stop the control loop (the servos keep their last goal or stay off); close the trial if open."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=3)
+        with self._lock:
+            if self._trial_open:
+                self._end_trial(f"aborted: {self.runner.phase.name} when the run was closed")
+        self._sub.close()
+
+    def __enter__(self) -> Experiment:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ the loop
+    def _run(self) -> None:
+        period_s = 1.0 / self.control_rate_hz
+        due = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self._tick()
+            except Exception as exc:  # a bug or a dead bus must not leave the servos moving
+                log.exception("control tick failed")
+                with self._lock:
+                    self.runner.fault(self._protocol_now(), "device", "control loop",
+                                      f"control loop error: {type(exc).__name__}: {exc}")
+                    self._torque_off()
+            due += period_s
+            due = max(due, time.monotonic() - period_s)  # after a stall, do not burst to catch up
+            self._stop.wait(max(0.0, due - time.monotonic()))
+
+    def _tick(self) -> None:
+        with self._lock:
+            self._drain()
+            now = time.monotonic()
+            obs = self.latest.observation(now, self._streams)
+            command = self.runner.tick(self._protocol_now(now), obs)
+            sent = self._send(command)
+            self._publish(now, obs, sent)
+            if self.runner.phase in TERMINAL:
+                self._finished.set()
+
+    def _drain(self) -> None:
+        for item in self._sub.drain():
+            self.latest.update(item, self._protocol_now)
+
+    def _send(self, command) -> np.ndarray:
+        """Send the runner's command; returns what was commanded (NaN: nothing)."""
+        if command.action is Action.TORQUE_OFF:
+            self._torque_off()
+            return np.full(6, np.nan)
+        if command.action is Action.IDLE or self._torque_off_sent:
+            return np.full(6, np.nan)
+        x = command.excursion_m
+        if command.action is Action.HOLD and self._last_sent is not None and np.array_equal(x, self._last_sent):
+            return x  # the servos hold their goal; no need to say it again
+        try:
+            self.rig.actuators.command(x)
+            self._last_sent = x.copy()
+        except (DeviceError, ValueError) as exc:  # the driver has already torqued off on a servo fault
+            self.runner.fault(self._protocol_now(), "device", "actuators", f"command refused: {exc}")
+            self._torque_off()
+            return np.full(6, np.nan)
+        return x
+
+    def _torque_off(self) -> None:
+        if self._torque_off_sent:
+            return
+        self._torque_off_sent = True
+        try:
+            self.rig.actuators.stop(torque_off=True)
+        except Exception as exc:  # the bus may be the fault; the driver's own fault path already tried
+            self.rig.hub.event("fault", "experiment", f"torque off failed: {exc}")
+
+    def _publish(self, now: float, obs: Observation, command: np.ndarray) -> None:
+        r, latest = self.runner, self.latest
+        in_trial = r.phase in (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
+        record = Record.single("runner", now, phase=PHASES.index(r.phase), trial_index=r.index if in_trial else -1,
+                               command_m=command, excursion_m=obs.excursion_m, tendon_force_N=obs.tendon_force_N,
+                               joint_angles_rad=latest.angles_rad, joint_speed_deg_s=obs.joint_speed_deg_s,
+                               wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N)
+        self.rig.hub.publish(record)
+        self._recent.append(record)
+        while self._recent and self._recent[0].host_time_s[0] < now - PRE_TRIP_S:
+            self._recent.popleft()
+
+    # ------------------------------------------------------------ runner events -> hub, trials -> file
+    def _on_runner_event(self, event: RunnerEvent) -> None:
+        now = time.monotonic()
+        phase = self.runner.phase
+        self._message = event.message
+        self.rig.hub.event("phase", "runner", event.message, now)
+        if phase is Phase.ACTUATE:
+            self._begin_trial(now)
+        elif phase is Phase.RECORD and self._trial_open:
+            self._record_steady_state(now)
+            self._end_trial(self.runner.results[-1].outcome, now)
+        elif phase in (Phase.PAUSED, Phase.ABORTED, Phase.FAULT) and self._trial_open:
+            outcome = {Phase.PAUSED: "interrupted by pause", Phase.ABORTED: "aborted"}.get(
+                phase, f"fault: {self.runner.fault_reason}")
+            self._end_trial(outcome, now)
+        if phase is Phase.FAULT:
+            self.trip_snapshot = Record.concatenate(list(self._recent)) if self._recent else None
+            self.rig.hub.event("trip", "interlocks", f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
+                                                     f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
+
+    def _record_steady_state(self, now: float) -> None:
+        """RECORD: what the finger settled at, kept for the summary and written as a "steady" event."""
+        trial, repeat = self.runner.current
+        latest, result = self.latest, self.runner.results[-1]
+        steady = SteadyState(trial.name, repeat, result.outcome, result.settle_time_s,
+                             np.degrees(latest.angles_rad), latest.tendon_force_N.copy(), latest.wrench[:3].copy())
+        self.steady.append(steady)
+        self.rig.hub.event("steady", "runner", json.dumps(steady.to_dict(), separators=(",", ":")), now)
+
+    def _begin_trial(self, now: float) -> None:
+        trial, repeat = self.runner.current
+        self._trial_open = True
+        self.rig.hub.event("trial", "runner", f"start {trial.name!r} repeat {repeat}/{trial.repeats}", now)
+        if self.session is not None:
+            self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat, now)
+
+    def _end_trial(self, outcome: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self._trial_open = False
+        self.rig.hub.event("trial", "runner", f"stop: {outcome}", now)
+        if self.session is not None:
+            self.session.end_trial(outcome, now)
+
+    def trial_parameters(self, trial: SuiteTrial, repeat: int) -> dict:
+        """What the session file's trial says about itself (docs/session-file.md, "Trials")."""
+        return {"suite": self.suite.name, "suite_sha256": self.suite.sha256, "trial": trial.name,
+                "kind": trial.kind, "pose": trial.pose, "surface_angle_deg": trial.surface_angle_deg,
+                "pulls": [{"tendon": p.tendon, "amplitude_mm": p.amplitude_mm, "duration_s": p.duration_s,
+                           "start_s": p.start_s} for p in trial.pulls],
+                "repeat": repeat, "repeats": trial.repeats, "time_scale": self.time_scale,
+                "pretension_excursion_m": [float(v) for v in self.runner.offset_m]}
+
+    def _protocol_now(self, host_s: float | None = None) -> float:
+        return ((time.monotonic() if host_s is None else host_s) - self._t0_host) * self.time_scale
+
+
+def _rate(t: np.ndarray) -> float:
+    return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1000.0

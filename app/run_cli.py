@@ -1,0 +1,203 @@
+"""`uartlab run SUITE` and `uartlab demo`: a protocol suite on the rig, recorded, with a summary at the end.
+
+    uartlab run free_motion                       # the twin rig unless --rig says otherwise
+    uartlab run my_suite.toml --rig rig.toml --out recordings --operator kim
+    uartlab run free_motion --dry-run             # the model only (protocols/dry_run.py)
+    uartlab demo                                  # the twin at 4x, one repeat of each free-motion trial
+
+Ctrl-C is the E-stop: torque off at once, the trip recorded, the file closed cleanly; a second Ctrl-C
+leaves without waiting. Exit status: 0 when the run finished, 1 when it ended in FAULT or was aborted,
+2 for bad input (suite, rig.toml) before anything moved, 130 after an E-stop from the keyboard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from uartlab.protocols.suite import Suite, resolve_suite
+from uartlab.sim.names import JOINTS
+
+from .experiment import Experiment, ExperimentStatus, SteadyState
+from .rig import Rig
+from .rig_config import RigConfig, default_rig_config, load_rig_config
+from .session import RecordingSession
+
+DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
+
+
+def add_parser(sub) -> None:
+    run = sub.add_parser("run", help="run a protocol suite on the rig (the twin unless --rig), recorded")
+    run.add_argument("suite", help="built-in suite (free_motion, surface_contact) or a suite .toml file")
+    _common(run)
+    run.add_argument("--dry-run", action="store_true", help="simulate every trial on the model and check the limits")
+    run.set_defaults(run=main)
+    demo = sub.add_parser("demo", help="no hardware needed: the twin rig runs one repeat of each free-motion "
+                                       "trial, recorded, with the results")
+    _common(demo)
+    demo.set_defaults(run=demo_main, suite="free_motion", dry_run=False)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
+    p.add_argument("--repeats", type=int, help="run each trial this many times instead of the suite's repeats")
+    p.add_argument("--trial", action="append", dest="trials", metavar="NAME",
+                   help="run only this trial (repeatable)")
+    p.add_argument("--speed", type=float, help="twin only: model seconds per wall second")
+    p.add_argument("--safe-action", choices=("hold", "torque_off"), default="hold",
+                   help="what the servos do after a trip or abort (the E-stop always turns torque off)")
+    p.add_argument("--operator", default="", help="who runs the session")
+    p.add_argument("--notes", default="", help="free text stored with the session")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+# ------------------------------------------------------------------ entry points
+def demo_main(args: argparse.Namespace) -> int:
+    if args.speed is None and args.rig is None:
+        args.speed = DEMO_SPEED
+    if args.repeats is None:
+        args.repeats = 1
+    return main(args)
+
+
+def main(args: argparse.Namespace) -> int:
+    suite = select(resolve_suite(args.suite), args.trials, args.repeats)
+    if args.dry_run:
+        from uartlab.protocols import dry_run
+        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
+    config = rig_config(args.rig, args.speed)
+    folder = args.out or config.recording.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+    estop = threading.Event()
+    previous = signal.signal(signal.SIGINT, _estop_handler(estop))
+    try:
+        with Rig(config) as rig:
+            session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
+            exp = Experiment(rig, suite, session, safe_action=args.safe_action)
+            try:
+                status = _run(exp, estop, quiet=args.json)
+            finally:
+                exp.close()
+                session.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    _report(path, suite, exp, status, args.json)
+    if estop.is_set():
+        return 130
+    return 1 if status.phase in ("FAULT", "ABORTED") else 0
+
+
+def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite:
+    """The suite narrowed to some trials and/or another repeat count (the file's text and hash stay)."""
+    chosen = suite.trials
+    if trials:
+        names = [t.name for t in suite.trials]
+        unknown = [t for t in trials if t not in names]
+        if unknown:
+            raise ValueError(f"{suite.source}: no trial named {', '.join(map(repr, unknown))}; "
+                             f"the suite has {', '.join(names)}")
+        chosen = tuple(t for t in suite.trials if t.name in trials)
+    if repeats is not None:
+        if repeats < 1:
+            raise ValueError(f"--repeats must be at least 1, got {repeats}")
+        chosen = tuple(replace(t, repeats=repeats) for t in chosen)
+    return replace(suite, trials=chosen)
+
+
+def rig_config(path: Path | None, speed: float | None) -> RigConfig:
+    config = load_rig_config(path) if path else default_rig_config()
+    if speed is not None:
+        if speed <= 0:
+            raise ValueError(f"--speed must be > 0, got {speed:g}")
+        config = replace(config, twin=replace(config.twin, speed=speed))
+    return config
+
+
+# ------------------------------------------------------------------ the run
+def _estop_handler(estop: threading.Event):
+    def handler(signum, frame):
+        if estop.is_set():  # the second Ctrl-C: leave now (the rig's close still turns torque off)
+            raise KeyboardInterrupt
+        estop.set()
+    return handler
+
+
+def _run(exp: Experiment, estop: threading.Event, quiet: bool) -> ExperimentStatus:
+    exp.start()
+    shown = ""
+    tty = sys.stdout.isatty() and not quiet
+    started = time.monotonic()
+    while not exp.wait(0.1):
+        if estop.is_set():
+            exp.estop("E-stop: Ctrl-C at the console")
+            break
+        status = exp.status()
+        if quiet:
+            continue
+        line = _progress_line(status, time.monotonic() - started)
+        if tty:
+            print("\r" + line.ljust(100)[:100], end="", flush=True)
+        elif status.message != shown:  # a log: one line per runner event
+            shown = status.message
+            print(f"[{time.monotonic() - started:7.1f} s] {status.message}", flush=True)
+    if tty:
+        print()
+    exp.wait(1.0)
+    return exp.status()
+
+
+def _progress_line(status: ExperimentStatus, elapsed_s: float) -> str:
+    width = 24
+    filled = int(round(status.progress * width))
+    bar = "#" * filled + "-" * (width - filled)
+    trial = f"{status.trial_name} {status.repeat}" if status.trial_name else ""
+    return f"[{bar}] {status.progress * 100:5.1f} %  {elapsed_s:6.1f} s  {status.phase:<10} {trial}"
+
+
+# ------------------------------------------------------------------ the summary
+def _report(path: Path, suite: Suite, exp: Experiment, status: ExperimentStatus, as_json: bool) -> None:
+    steady = {(s.trial, s.repeat): s for s in exp.steady}
+    if as_json:
+        print(json.dumps({"session_file": str(path), "suite": suite.name, "sha256": suite.sha256,
+                          "phase": status.phase, "fault_reason": status.fault_reason,
+                          "trials": [_result_dict(r, steady.get((r.trial, r.repeat))) for r in status.results]},
+                         indent=2))
+        return
+    print(summary_table(suite, status, steady))
+    print(f"session file: {path}")
+
+
+def _result_dict(result, steady: SteadyState | None) -> dict:
+    out = {"trial": result.trial, "repeat": result.repeat, "outcome": result.outcome,
+           "settle_time_s": result.settle_time_s}
+    if steady is not None:
+        out.update(steady.to_dict())
+    return out
+
+
+def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
+    joints = " ".join(f"{j:>7}" for j in JOINTS)
+    lines = [f"suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}): {status.phase}",
+             f"{'trial':<24} {'rep':>3} {'outcome':<22} {'settle s':>8} {joints}  {'max tendon N':>12} {'tip N':>6}"]
+    for r in status.results:
+        s = steady.get((r.trial, r.repeat))
+        settle = f"{r.settle_time_s:8.2f}" if r.settle_time_s is not None else f"{'-':>8}"
+        if s is None:
+            rest = " ".join(f"{'-':>7}" for _ in JOINTS) + f"  {'-':>12} {'-':>6}"
+        else:
+            angles = " ".join(f"{a:7.1f}" for a in s.joint_angles_deg)
+            rest = f"{angles}  {s.tendon_force_N.max():12.2f} {float((s.fingertip_force_N ** 2).sum()) ** 0.5:6.2f}"
+        lines.append(f"{r.trial:<24} {r.repeat:>3} {r.outcome:<22} {settle} {rest}")
+    faulted = status.phase in ("FAULT", "ABORTED")
+    lines.append(f"{len(status.results)} of {status.n_trials} trials run"
+                 + (f"; stopped: {status.fault_reason or status.phase}" if faulted else ""))
+    return "\n".join(lines)
