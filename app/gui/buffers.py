@@ -132,12 +132,14 @@ class LiveData:
         self.samples: dict[str, int] = {}   # samples taken per stream since the last clear
         self.now_s = -math.inf              # newest host time seen on any stream: the plots' "0 s"
         self.version = 0                    # changes with every add/clear: the views redraw only then
+        self.last_t: dict[str, float] = {}  # newest host time per stream
 
     def set_specs(self, specs: dict[str, StreamSpec]) -> None:
         """Forget every buffer and use these stream descriptors (a new source: rig or replay)."""
         self.specs = dict(specs)
         self.rings.clear()
         self.samples.clear()
+        self.last_t.clear()
         self.now_s = -math.inf
         self.version += 1
 
@@ -145,6 +147,7 @@ class LiveData:
         for ring in self.rings.values():
             ring.clear()
         self.samples.clear()
+        self.last_t.clear()
         self.now_s = -math.inf
         self.version += 1
 
@@ -167,8 +170,11 @@ class LiveData:
         if spec is None or len(record) == 0:
             return
         t = np.asarray(record.host_time_s, dtype=float)
-        if t[-1] < self.now_s - JUMP_BACK_S:  # a seek backwards: old curves would draw over the new ones
+        # A seek backwards: old curves would draw over the new ones. Judged per stream: streams may disagree
+        # about "now" (a device clock sync running ahead) without any of them going back.
+        if t[-1] < self.last_t.get(record.stream, -math.inf) - JUMP_BACK_S:
             self.clear()
+        self.last_t[record.stream] = float(t[-1])
         for (stream, name), chan in self.want.items():
             if stream != record.stream or name not in record.data:
                 continue

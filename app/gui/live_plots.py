@@ -229,11 +229,13 @@ class LivePlots(QWidget):
                     for c in p.res:
                         c.setData([], [])
 
-    def refresh(self, data: LiveData) -> int:
-        if self.freeze_box.isChecked() or not math.isfinite(data.now_s):
+    def refresh(self, data: LiveData, now_s: float | None = None) -> int:
+        """Draw the rings with time 0 at ``now_s`` (live: the host clock; replay: the newest sample)."""
+        now_s = data.now_s if now_s is None else now_s
+        if self.freeze_box.isChecked() or not math.isfinite(now_s) or not math.isfinite(data.now_s):
             return 0
         res = self.residuals_box.isChecked()
-        return sum(p.refresh(data, data.now_s, res) for p in self.plots.values())
+        return sum(p.refresh(data, now_s, res) for p in self.plots.values())
 
     def readouts(self, data: LiveData) -> None:
         """The newest values as numbers (a QLabel: cheaper than re-laying-out the plots' legends)."""

@@ -218,13 +218,27 @@ class MainWindow(QMainWindow):
             if self.data.version == self._drawn_version:
                 return  # nothing new: no redraw (a paused replay, a disconnected rig)
             self._drawn_version = self.data.version
-            self.plots.refresh(self.data)
+            self.plots.refresh(self.data, self.display_now())
             self.frames += 1
             if self.frames % POSE_EVERY == 0:
                 self.pose.refresh(self.data)
             self._frame_times.append(time.monotonic())
         except Exception as exc:  # a bad record must not stop the display loop for good
             self.report_error("display", exc)
+
+    def display_now(self) -> float:
+        """Time 0 of the plots. Live: the host clock, so a stream whose timestamps run ahead (a clock-sync
+        problem) cannot drag the others off the screen, and one that stalls visibly falls behind. Replay:
+        the newest recorded sample."""
+        return time.monotonic() if self.source.startswith("live") else self.data.now_s
+
+    def clock_warning(self) -> str:
+        """Streams whose newest timestamp is ahead of the host clock by more than 0.5 s (live only)."""
+        if not self.source.startswith("live"):
+            return ""
+        now = time.monotonic()
+        ahead = {s: r.last_t - now for (s, _), r in self.data.rings.items() if r.last_t - now > 0.5}
+        return ", ".join(f"{s} timestamps {a:.1f} s ahead of the host clock" for s, a in sorted(ahead.items()))
 
     @property
     def fps(self) -> float:
@@ -237,6 +251,9 @@ class MainWindow(QMainWindow):
             self.plots.readouts(self.data)
             dropped = sum(self.sub.dropped.values()) if self.sub is not None else 0
             self.fps_label.setText(f"display {self.fps:.0f} fps · GUI queue drops {dropped}")
+            warning = self.clock_warning()
+            if warning:
+                self.statusBar().showMessage(f"clock sync: {warning}", 2000)
         except Exception as exc:  # noqa: BLE001 - shown to the operator; the timer goes on
             self.report_error("status", exc)
 
