@@ -35,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     twin_commands.add_parser(sub)
     record_cli.add_parser(sub)
 
+    gui = sub.add_parser("gui", help="the operator window: rig, live plots, protocols, recording, replay, compare")
+    gui.add_argument("--rig", help="rig.toml to connect at start ('twin': the shipped twin rig)")
+    gui.add_argument("--replay", help="session .h5 file to open for replay")
+    gui.set_defaults(run=_lazy("gui.app"))
+
     from uartlab.app import run_cli
 
     run_cli.add_parser(sub)
@@ -85,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
     bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_live.set_defaults(run=_lazy("bench_live"))
+    bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
+    bench_gui.add_argument("--seconds", type=float, default=10.0, help="how long to measure the frame rate")
+    bench_gui.add_argument("--daq-rate", type=float, default=19200.0,
+                           help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")
+    bench_gui.add_argument("--mocap-rate", type=float, default=240.0, help="mocap frames per second (100-240)")
+    bench_gui.add_argument("--hours", type=float, default=1.0, help="simulated streaming for the memory check")
+    bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_gui.set_defaults(run=_lazy("gui.bench"))
     return parser
 
 

@@ -1,0 +1,46 @@
+"""`uartlab gui [--rig rig.toml] [--replay FILE]`: the operator's window.
+
+With ``--rig`` the rig is connected at start; with ``--replay`` the file is opened for replay. Without
+either the window opens with the last rig configuration filled in (QSettings) and nothing connected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def qt_app():
+    """The QApplication (one per process), with pyqtgraph on PySide6."""
+    os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    pg.setConfigOptions(antialias=False, background="#101418", foreground="#d0d4d8")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("uartlab-gui")
+    app.setOrganizationName("uartlab")
+    return app
+
+
+def main(args: argparse.Namespace) -> int:
+    rig = None if args.rig is None else Path(args.rig)
+    replay = None if args.replay is None else Path(args.replay)
+    for path in (rig, replay):
+        if path is not None and str(path) != "twin" and not path.exists():
+            raise FileNotFoundError(f"{path}: no such file")
+    app = qt_app()
+    from .main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1600, 1000)
+    window.show()
+    if rig is not None:
+        config = "" if str(rig) == "twin" else str(rig.resolve())
+        window.rig_panel.config_edit.setText(config)
+        window.ops.connect_rig(config)
+    if replay is not None:
+        window.ops.open_replay(str(replay.resolve()))
+    return app.exec()

@@ -1,0 +1,247 @@
+"""Live plots: tendon tensions, joint angles, fingertip force and servo excursions over a scrolling window,
+measured solid and model dashed, with residuals (model - measured) on demand.
+
+Everything drawn comes from ``LiveData`` rings; ``refresh()`` (called by the window's frame timer) only
+hands views of them to ``setData``. The x axis is "seconds before the newest sample" so live data and a
+replay look the same, and the axis never has to be re-ranged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from uartlab.sim.names import JOINTS, TENDONS
+
+from .buffers import Channel, LiveData
+
+# Colour per curve, chosen to stay apart from each other on a dark background (Okabe-Ito + white).
+GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
+COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#FFFFFF")
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    key: str
+    title: str
+    label: str                     # y-axis label with its unit
+    names: tuple[str, ...]         # one per curve
+    scale: float                   # SI value -> displayed unit
+    unit: str                      # for the read-outs in the legend
+    measured: Channel
+    model: Channel | None = None   # drawn dashed in the same colours
+
+
+PLOTS = (
+    PlotSpec("tension", "Tendon tension", "tension [N]", TENDONS, 1.0, "N",
+             Channel("daq", "tendon_force_N"), Channel("model", "tension_N")),
+    PlotSpec("angles", "Joint angles", "angle [deg]", JOINTS, 180.0 / math.pi, "deg",
+             Channel("joints", "angles_rad"), Channel("model", "angles_rad")),
+    PlotSpec("force", "Fingertip force (Nano17)", "force [N]", ("Fx", "Fy", "Fz"), 1.0, "N",
+             Channel("daq", "wrench", (0, 1, 2)), Channel("model", "fingertip_force_N")),
+    # The model has no servo state; the runner's commanded excursion is what the measured one should follow.
+    PlotSpec("excursion", "Servo excursion (dashed: commanded)", "excursion [mm]", TENDONS, 1e3, "mm",
+             Channel("actuators", "excursion_m"), Channel("runner", "command_m")),
+)
+POSE_CHANNELS = (Channel("joints", "angles_rad"), Channel("model", "angles_rad"))
+
+
+def channels() -> list[Channel]:
+    """Every channel the live views draw (what LiveData keeps)."""
+    out: list[Channel] = []
+    for p in PLOTS:
+        out += [p.measured] + ([p.model] if p.model else [])
+    return list(dict.fromkeys(out + list(POSE_CHANNELS)))
+
+
+def pen(i: int, dashed: bool = False, width: float = 1.0) -> pg.QtGui.QPen:
+    """Width 1 on purpose: Qt's raster engine draws 1-pixel lines several times faster than wider ones."""
+    p = pg.mkPen(COLOURS[i % len(COLOURS)], width=width)
+    if dashed:
+        p.setStyle(Qt.PenStyle.DashLine)
+    return p
+
+
+class _Plot:
+    """One PlotItem: measured curves, model curves, and a residual PlotItem below it (hidden until asked).
+
+    Speed (the frame budget is 16 ms for everything): curves are bare PlotCurveItems, and the y range is
+    set here with hysteresis instead of pyqtgraph's per-frame auto-range: a range that changes every
+    frame re-lays-out and redraws the axes' text each frame, which costs more than the curves.
+    """
+
+    def __init__(self, spec: PlotSpec, item: pg.PlotItem, residual: pg.PlotItem | None, window_s: float):
+        self.spec, self.item, self.residual = spec, item, residual
+        item.setTitle(spec.title)
+        self.legend = item.addLegend(offset=(5, 1), labelTextSize="7pt", colCount=len(spec.names),
+                                     brush=pg.mkBrush(16, 20, 24, 180), verSpacing=-6)
+        self.measured = [self._curve(item, pen(i)) for i in range(len(spec.names))]
+        for curve, name in zip(self.measured, spec.names, strict=True):
+            self.legend.addItem(curve, name)
+        self.model = [self._curve(item, pen(i, dashed=True)) for i in range(len(spec.names))] if spec.model else []
+        self.res = [self._curve(residual, pen(i)) for i in range(len(spec.names))] if residual is not None else []
+        self.ranges: dict[int, tuple[float, float]] = {}
+        self.waiting = pg.TextItem(f"no {spec.measured.stream}.{spec.measured.field} from this source",
+                                   color="#888888", anchor=(0.5, 0.5))
+        item.addItem(self.waiting, ignoreBounds=True)
+        self.waiting.setPos(-window_s / 2, 0.5)
+        for plot, label in ((item, spec.label), (residual, f"residual [{spec.unit}]")):
+            if plot is None:
+                continue
+            plot.setLabel("left", label)
+            plot.setLabel("bottom", "time [s] (0 = newest sample)")
+            # A grid drawn by the axes would make them repaint (text and all) with every frame: one
+            # faint line per second instead, on the fixed time axis.
+            for k in range(1, int(window_s)):
+                plot.addItem(pg.InfiniteLine(-k, pen=GRID_PEN), ignoreBounds=True)
+            plot.setXRange(-window_s, 0.0, padding=0)
+            plot.setYRange(0.0, 1.0, padding=0)
+            plot.disableAutoRange()
+            plot.setMouseEnabled(x=False, y=False)
+            plot.hideButtons()
+            for axis in ("left", "bottom"):
+                plot.getAxis(axis).enableAutoSIPrefix(False)
+        if residual is not None:
+            residual.setXLink(item)
+
+    @staticmethod
+    def _curve(plot: pg.PlotItem, p) -> pg.PlotCurveItem:
+        curve = pg.PlotCurveItem(pen=p, connect="finite", skipFiniteCheck=True)
+        plot.addItem(curve)
+        return curve
+
+    def _fit(self, plot: pg.PlotItem, lo: float, hi: float) -> None:
+        """Widen at once when data leaves the range; shrink only when it uses less than a third of it."""
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return
+        if hi - lo < 1e-9:
+            lo, hi = lo - 0.5, hi + 0.5
+        cur = self.ranges.get(id(plot))
+        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) > (cur[1] - cur[0]) / 3:
+            return
+        pad = 0.1 * (hi - lo)
+        self.ranges[id(plot)] = (lo - pad, hi + pad)
+        plot.setYRange(lo - pad, hi + pad, padding=0)
+
+    def refresh(self, data: LiveData, now_s: float, residuals: bool) -> int:
+        """Hand the newest ring views to the curves; returns how many points were set."""
+        s = self.spec
+        points = 0
+        lo, hi = np.inf, -np.inf
+        meas = data.get(s.measured.stream, s.measured.field)
+        self.waiting.setVisible(meas is None)
+        if meas is not None and meas.n:
+            t, y = meas.view()
+            x = t - now_s
+            ys = y * s.scale
+            for i, curve in enumerate(self.measured):
+                curve.setData(x, ys[i])
+            points += x.size * len(self.measured)
+            lo, hi = _finite_range(ys, lo, hi)
+        model = data.get(s.model.stream, s.model.field) if s.model else None
+        if model is not None and model.n:
+            tm, ym = model.view()
+            xm = tm - now_s
+            yms = ym * s.scale
+            for i, curve in enumerate(self.model[: ym.shape[0]]):
+                curve.setData(xm, yms[i])
+            points += xm.size * len(self.model)
+            lo, hi = _finite_range(yms, lo, hi)
+            if residuals and self.res and meas is not None and meas.n > 1:
+                t, y = meas.view()
+                order = np.argsort(t, kind="stable") if np.any(np.diff(t) < 0) else slice(None)
+                r = np.array([ym[i] - np.interp(tm, t[order], y[i][order], left=np.nan, right=np.nan)
+                              for i in range(min(ym.shape[0], y.shape[0]))]) * s.scale
+                for i, curve in enumerate(self.res[: r.shape[0]]):
+                    curve.setData(xm, r[i])
+                self._fit(self.residual, *_finite_range(r, np.inf, -np.inf))
+        self._fit(self.item, lo, hi)
+        return points
+
+    def clear(self) -> None:
+        for c in self.measured + self.model + self.res:
+            c.setData([], [])
+        self.ranges.clear()
+
+    def readout(self, data: LiveData) -> str:
+        """'tension: FDP 3.21 FDS 0.30 ... N' from the newest raw sample."""
+        latest = data.latest(self.spec.measured.stream, self.spec.measured.field)
+        if latest is None:
+            return f"<b>{self.spec.key}</b>: –"
+        vals = " ".join(f"{n} {v * self.spec.scale:.2f}" if np.isfinite(v) else f"{n} –"
+                        for n, v in zip(self.spec.names, latest, strict=False))
+        return f"<b>{self.spec.key}</b>: {vals} {self.spec.unit}"
+
+
+def _finite_range(y: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+    finite = y[np.isfinite(y)]
+    if finite.size == 0:
+        return lo, hi
+    return min(lo, float(finite.min())), max(hi, float(finite.max()))
+
+
+class LivePlots(QWidget):
+    """The four live plots (2 x 2) with an optional residual row under each."""
+
+    def __init__(self, window_s: float, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.window_s = window_s
+        bar = QHBoxLayout()
+        self.residuals_box = QCheckBox("Residuals (model - measured)")
+        self.residuals_box.toggled.connect(self._show_residuals)
+        self.freeze_box = QCheckBox("Freeze display")
+        self.freeze_box.setToolTip("Stop redrawing to look at the curves; data keeps arriving underneath.")
+        self.readout_label = QLabel("")
+        self.readout_label.setTextFormat(Qt.TextFormat.RichText)
+        self.readout_label.setStyleSheet("font-family: monospace; font-size: 8pt")
+        bar.addWidget(self.residuals_box)
+        bar.addWidget(self.freeze_box)
+        bar.addStretch(1)
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.readout_label)
+        lay.addWidget(self.layout_widget, 1)
+        self.plots: dict[str, _Plot] = {}
+        g = self.layout_widget
+        for k, spec in enumerate(PLOTS):
+            row, col = 2 * (k // 2), k % 2
+            item = g.addPlot(row=row, col=col)
+            residual = g.addPlot(row=row + 1, col=col) if spec.key != "excursion" else None
+            self.plots[spec.key] = _Plot(spec, item, residual, window_s)
+        self._show_residuals(False)
+
+    def _show_residuals(self, on: bool) -> None:
+        for p in self.plots.values():
+            # The residual row shares the time axis: the label goes under it, and it takes a third of the height.
+            p.item.setLabel("bottom", "" if on and p.residual is not None else "time [s] (0 = newest sample)")
+            if p.residual is not None:
+                p.residual.setVisible(on)
+                p.residual.setLabel("bottom", "")
+                p.residual.setMinimumHeight(110 if on else 0)
+                p.residual.setMaximumHeight(130 if on else 0)
+                if not on:
+                    for c in p.res:
+                        c.setData([], [])
+
+    def refresh(self, data: LiveData, now_s: float | None = None) -> int:
+        """Draw the rings with time 0 at ``now_s`` (live: the host clock; replay: the newest sample)."""
+        now_s = data.now_s if now_s is None else now_s
+        if self.freeze_box.isChecked() or not math.isfinite(now_s) or not math.isfinite(data.now_s):
+            return 0
+        res = self.residuals_box.isChecked()
+        return sum(p.refresh(data, now_s, res) for p in self.plots.values())
+
+    def readouts(self, data: LiveData) -> None:
+        """The newest values as numbers (a QLabel: cheaper than re-laying-out the plots' legends)."""
+        parts = [p.readout(data) for p in self.plots.values()]
+        self.readout_label.setText("<br>".join(" &nbsp;│&nbsp; ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)))
+
+    def clear(self) -> None:
+        for p in self.plots.values():
+            p.clear()

@@ -1,0 +1,318 @@
+"""The operator's window: live views fed from a Hub, the panels around them, the E-stop always in reach.
+
+Threads: devices, recorder, replay and the Experiment's control loop run on their own threads; slow
+operator actions (connect, open a file, start/stop a recording) run on worker threads (``tasks.Tasks``).
+The GUI thread only drains its bounded hub queue into ring buffers and draws (a frame timer at ~60 Hz),
+and polls health/status a few times a second. A GUI that falls behind drops its oldest items (counted,
+shown in the status bar); acquisition and recording never wait for it.
+
+E-stop: the red button in the toolbar, or Esc or F1 from anywhere in the window. It latches: protocol
+starts are refused until the operator presses "Reset E-stop".
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+from ..hub import Hub, Subscription
+from ..streams import Event
+from .buffers import WINDOW_S, LiveData
+from .compare_panel import ComparePanel
+from .live_plots import LivePlots, channels
+from .operations import Operations
+from .pose_view import PoseView
+from .protocol_panel import ProtocolPanel
+from .recording_panel import RecordingPanel
+from .replay_panel import ReplayPanel
+from .rig_panel import RigPanel
+from .tasks import Tasks
+
+GUI_QUEUE = 10_000        # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
+FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
+POSE_EVERY = 3            # frames per pose redraw (~20 Hz: forward kinematics of two poses)
+STATUS_MS = 250           # health, recording, protocol status
+ESTOP_KEYS = ("Esc", "F1")
+LOG_LINES = 5000
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S, dialogs: bool = True):
+        super().__init__()
+        self.setWindowTitle("uartlab — UART finger rig")
+        self.settings = settings if settings is not None else QSettings("uartlab", "uartlab-gui")
+        self.dialogs = dialogs          # message boxes for errors (tests read the log instead)
+        self.tasks = Tasks(self.report_error, self)
+        self.data = LiveData(channels(), window_s)
+        self.hub: Hub | None = None
+        self.sub: Subscription | None = None
+        self.source = "none"
+        self.frames = 0
+        self._drawn_version = -1
+        self._frame_times: deque[float] = deque(maxlen=120)
+        self.errors: list[str] = []     # every error reported, oldest first (bounded)
+
+        self.plots = LivePlots(window_s)
+        self.pose = PoseView()
+        live = QSplitter()
+        live.addWidget(self.plots)
+        live.addWidget(self.pose)
+        live.setStretchFactor(0, 3)
+        live.setStretchFactor(1, 1)
+        self.compare = ComparePanel()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(live, "Live")
+        self.tabs.addTab(self.compare, "Compare")
+        self.setCentralWidget(self.tabs)
+
+        self.rig_panel = RigPanel()
+        self.protocol_panel = ProtocolPanel()
+        self.recording_panel = RecordingPanel()
+        self.replay_panel = ReplayPanel()
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(LOG_LINES)
+        self.docks: dict[str, QDockWidget] = {}
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        for name, widget, area in (("Rig", self.rig_panel, left), ("Protocol", self.protocol_panel, left),
+                                   ("Recording", self.recording_panel, left), ("Replay", self.replay_panel, bottom),
+                                   ("Log", self.log, bottom)):
+            dock = QDockWidget(name, self)
+            dock.setObjectName(f"dock_{name}")
+            dock.setWidget(widget)
+            self.addDockWidget(area, dock)
+            self.docks[name] = dock
+        self.tabifyDockWidget(self.docks["Rig"], self.docks["Protocol"])
+        self.tabifyDockWidget(self.docks["Protocol"], self.docks["Recording"])
+        self.tabifyDockWidget(self.docks["Replay"], self.docks["Log"])
+        self.docks["Rig"].raise_()
+        self.docks["Replay"].raise_()
+        self.resizeDocks([self.docks["Replay"]], [170], Qt.Orientation.Vertical)  # the plots get the height
+
+        self._build_toolbar()
+        self.source_label = QLabel("no source")
+        self.fps_label = QLabel("")
+        self.statusBar().addWidget(self.source_label, 1)
+        self.statusBar().addPermanentWidget(self.fps_label)
+
+        self.ops = Operations(self)
+        for box in (self.plots.residuals_box, self.plots.freeze_box):
+            box.toggled.connect(self.redraw)
+        self.compare.message.connect(self.log_line)
+        self.compare.error.connect(lambda what, why: self.report_error(what, why))
+
+        self.frame_timer = QTimer(self)
+        self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.frame_timer.timeout.connect(self.on_frame)
+        self.frame_timer.start(FRAME_MS)
+        self.status_timer = QTimer(self)
+        self.status_timer.timeout.connect(self.on_status)
+        self.status_timer.start(STATUS_MS)
+        self.restore_settings()
+
+    # ------------------------------------------------------------ toolbar, E-stop
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Safety")
+        bar.setObjectName("toolbar_safety")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.toggleViewAction().setEnabled(False)  # the E-stop cannot be hidden
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.estop_button = QPushButton("E-STOP  (Esc / F1)")
+        self.estop_button.setObjectName("estop")
+        self.estop_button.setMinimumSize(220, 44)
+        self.estop_button.setStyleSheet("QPushButton#estop { background: #d50000; color: white; font-size: 16pt;"
+                                        " font-weight: bold; border: 3px solid #7f0000; border-radius: 6px; }")
+        self.estop_button.setToolTip("Emergency stop: torque off on all six servos at once, and latch")
+        self.estop_button.clicked.connect(lambda: self.ops.estop("operator E-stop (button)"))
+        self.estop_reset = QPushButton("Reset E-stop")
+        self.estop_reset.setEnabled(False)
+        self.estop_reset.clicked.connect(lambda: self.ops.reset_estop())
+        self.interlock_label = QLabel("interlocks: OK")
+        self.interlock_label.setMinimumWidth(300)
+        bar.addWidget(self.estop_button)
+        bar.addWidget(self.estop_reset)
+        bar.addSeparator()
+        bar.addWidget(self.interlock_label)
+        self.estop_shortcuts = []
+        for key in ESTOP_KEYS:
+            sc = QShortcut(QKeySequence(key), self)
+            sc.setContext(Qt.ShortcutContext.ApplicationShortcut)
+            sc.activated.connect(lambda key=key: self.ops.estop(f"operator E-stop (key {key})"))
+            self.estop_shortcuts.append(sc)
+        view = self.menuBar().addMenu("&View")
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        self.menuBar().addMenu("&File").addAction(quit_action)
+
+    def show_interlocks(self, reason: str | None, estop: bool) -> None:
+        self.protocol_panel.set_interlocks(reason, estop)
+        if estop:
+            text, style = f"E-STOP LATCHED: {reason}", "color: white; background: #c62828; font-weight: bold"
+        elif reason:
+            text, style = f"INTERLOCK TRIP: {reason}", "color: white; background: #e65100; font-weight: bold"
+        else:
+            text, style = "interlocks: OK", "color: #2e7d32; font-weight: bold"
+        self.interlock_label.setText(text)
+        self.interlock_label.setStyleSheet(style)
+        self.estop_reset.setEnabled(estop)
+
+    # ------------------------------------------------------------ the data feed
+    def attach(self, hub: Hub | None, source: str) -> None:
+        """Feed every view from this hub (the rig's or a replay's); None detaches."""
+        if self.sub is not None:
+            self.sub.close()
+            self.sub = None
+        self.hub, self.source = hub, source
+        self.data.set_specs(hub.specs if hub is not None else {})
+        self.plots.clear()
+        self.pose.clear()
+        if hub is not None:
+            self.sub = hub.subscribe("gui", maxsize=GUI_QUEUE)
+        self.source_label.setText(f"source: {source}")
+
+    def drain(self) -> int:
+        """Everything queued for the GUI into the ring buffers; returns how many items."""
+        if self.sub is None:
+            return 0
+        items = self.sub.drain()
+        for item in items:
+            if isinstance(item, Event):
+                self.ops.on_event(item)
+                continue
+            if item.stream not in self.data.specs and self.hub is not None:
+                spec = self.hub.specs.get(item.stream)  # a stream registered after we attached
+                if spec is not None:
+                    self.data.specs[item.stream] = spec
+            self.data.add(item)
+        return len(items)
+
+    def redraw(self) -> None:
+        """Draw at the next frame even if no new data came (a view option changed)."""
+        self._drawn_version = -1
+
+    def on_frame(self) -> None:
+        try:
+            self.drain()
+            if self.ops.replay is not None:
+                self.ops.replay_events_until(self.data.now_s)
+            if self.data.version == self._drawn_version:
+                return  # nothing new: no redraw (a paused replay, a disconnected rig)
+            self._drawn_version = self.data.version
+            self.plots.refresh(self.data, self.display_now())
+            self.frames += 1
+            if self.frames % POSE_EVERY == 0:
+                self.pose.refresh(self.data)
+            self._frame_times.append(time.monotonic())
+        except Exception as exc:  # a bad record must not stop the display loop for good
+            self.report_error("display", exc)
+
+    def display_now(self) -> float:
+        """Time 0 of the plots. Live: the host clock, so a stream whose timestamps run ahead (a clock-sync
+        problem) cannot drag the others off the screen, and one that stalls visibly falls behind. Replay:
+        the newest recorded sample."""
+        return time.monotonic() if self.source.startswith("live") else self.data.now_s
+
+    def clock_warning(self) -> str:
+        """Streams whose newest timestamp is ahead of the host clock by more than 0.5 s (live only)."""
+        if not self.source.startswith("live"):
+            return ""
+        now = time.monotonic()
+        ahead = {s: r.last_t - now for (s, _), r in self.data.rings.items() if r.last_t - now > 0.5}
+        return ", ".join(f"{s} timestamps {a:.1f} s ahead of the host clock" for s, a in sorted(ahead.items()))
+
+    @property
+    def fps(self) -> float:
+        t = self._frame_times
+        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 2 and t[-1] > t[0] else 0.0
+
+    def on_status(self) -> None:
+        try:
+            self.ops.poll()
+            self.plots.readouts(self.data)
+            dropped = sum(self.sub.dropped.values()) if self.sub is not None else 0
+            self.fps_label.setText(f"display {self.fps:.0f} fps · GUI queue drops {dropped}")
+            warning = self.clock_warning()
+            if warning:
+                self.statusBar().showMessage(f"clock sync: {warning}", 2000)
+        except Exception as exc:  # noqa: BLE001 - shown to the operator; the timer goes on
+            self.report_error("status", exc)
+
+    # ------------------------------------------------------------ messages
+    def log_line(self, text: str) -> None:
+        self.log.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+
+    def report_error(self, what: str, exc: BaseException | str) -> None:
+        """One readable sentence in the log and (unless disabled) a non-blocking message box."""
+        why = exc if isinstance(exc, str) else (str(exc) or type(exc).__name__)
+        text = f"{what}: {why}"
+        self.errors = [*self.errors[-99:], text]
+        self.log_line(f"ERROR {text}")
+        self.statusBar().showMessage(text, 10_000)
+        if self.dialogs:
+            box = QMessageBox(QMessageBox.Icon.Warning, f"uartlab — {what}", why, QMessageBox.StandardButton.Ok, self)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()  # not exec(): the window keeps drawing behind it
+
+    # ------------------------------------------------------------ settings
+    def restore_settings(self) -> None:
+        s = self.settings
+        self.rig_panel.config_edit.setText(str(s.value("rig/config", "")))
+        self.recording_panel.folder_edit.setText(str(s.value("recording/folder", "recordings")))
+        self.recording_panel.operator_edit.setText(str(s.value("recording/operator", "")))
+        self.replay_panel.last_folder = str(s.value("replay/folder", ""))
+        self.plots.residuals_box.setChecked(str(s.value("plots/residuals", "false")).lower() == "true")
+        suite = str(s.value("protocol/suite", ""))
+        if suite:
+            self.ops.choose_suite(suite, quiet=True)
+        geometry, state = s.value("window/geometry"), s.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("rig/config", self.rig_panel.config_edit.text().strip())
+        s.setValue("recording/folder", self.recording_panel.folder_edit.text().strip())
+        s.setValue("recording/operator", self.recording_panel.operator)
+        s.setValue("replay/folder", self.replay_panel.last_folder)
+        s.setValue("plots/residuals", "true" if self.plots.residuals_box.isChecked() else "false")
+        if self.ops.suite_label:
+            s.setValue("protocol/suite", self.ops.suite_label)
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.sync()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.frame_timer.stop()
+        self.status_timer.stop()
+        self.save_settings()
+        self.ops.shutdown()
+        if self.sub is not None:
+            self.sub.close()
+        super().closeEvent(event)
+
+
+def central_widget_for(window: MainWindow, name: str) -> QWidget:
+    """The widget a screenshot of view ``name`` should show (tests and docs)."""
+    return {"live": window.tabs.widget(0), "compare": window.compare}[name]

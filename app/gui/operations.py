@@ -1,0 +1,466 @@
+"""What the operator's buttons do: the rig, the recording, the protocol run, the replay and the E-stop.
+
+Slow steps (starting the twin or the hardware, creating or closing a session file, opening a file to
+replay) go to worker threads through ``window.tasks``; their results come back on the GUI thread. The
+Experiment (``app/experiment.py``) is imported when a run starts, so the window works without it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+from ..streams import Event
+
+RUN_OVER = ("DONE", "ABORTED", "FAULT")
+
+
+class Operations:
+    def __init__(self, window):
+        self.w = window
+        self.rig = None
+        self.backends: dict[str, str] = {}
+        self.session = None                  # RecordingSession
+        self.session_started_s = 0.0
+        self.auto_recording = False          # started by a protocol run: stopped when the run is over
+        self.experiment = None
+        self.suite_label = ""
+        self.replay = None                   # ReplayRig
+        self.replay_path: str | None = None
+        self.replay_events: list[Event] = []  # the file's events, replayed as the data passes them
+        self._next_event = 0
+        self.estop_latched = False
+        self.estop_reason = ""
+        self.trip_reason: str | None = None
+        self._busy: set[str] = set()
+        p, r, rec, rp = window.protocol_panel, window.rig_panel, window.recording_panel, window.replay_panel
+        r.connect_requested.connect(self.connect_rig)
+        r.disconnect_requested.connect(self.disconnect_rig)
+        r.tare_button.clicked.connect(lambda: self.rig is not None and self.rig.tare_nano17())
+        rec.start_requested.connect(self.start_recording)
+        rec.stop_requested.connect(self.stop_recording)
+        p.suite_chosen.connect(self.choose_suite)
+        p.start_requested.connect(self.start_run)
+        p.pause_requested.connect(lambda: self._call_experiment("pause"))
+        p.resume_requested.connect(lambda: self._call_experiment("resume"))
+        p.abort_requested.connect(lambda: self._call_experiment("abort", "operator abort"))
+        p.reset_requested.connect(self.reset_run)
+        rp.open_requested.connect(self.open_replay)
+        rp.play_requested.connect(self.play)
+        rp.pause_requested.connect(self.pause)
+        rp.seek_requested.connect(self.seek)
+        rp.speed_changed.connect(self.set_speed)
+        rp.live_requested.connect(self.back_to_live)
+        rp.loop_box.toggled.connect(lambda on: setattr(self.replay, "loop", on) if self.replay else None)
+
+    # ------------------------------------------------------------ rig
+    def connect_rig(self, config_path: str) -> None:
+        from ..rig import Rig
+        from ..rig_config import default_rig_config, load_rig_config
+
+        self.w.rig_panel.set_state("connecting", f"connecting to {config_path or 'the twin rig'}…")
+
+        def work():
+            config = load_rig_config(config_path) if config_path else default_rig_config()
+            return Rig(config).start()
+
+        def done(rig) -> None:
+            self.rig = rig
+            c = rig.config
+            self.backends = {"actuators": c.actuators.backend, "daq": c.daq.backend, "mocap": c.mocap.backend}
+            kind = "twin" if c.uses_twin else "real"
+            self.w.rig_panel.set_state("connected", f"connected ({kind}): {c.source}")
+            self.w.settings.setValue("rig/config", config_path)
+            self.w.log_line(f"rig connected from {c.source}")
+            if self.replay is None:
+                self.w.attach(rig.hub, f"live rig ({kind})")
+            self._refresh_buttons()
+
+        def failed(exc) -> None:
+            self.w.rig_panel.set_state("disconnected", "connection failed")
+            self.w.report_error("connect", exc)
+
+        self.w.tasks.run("connect", work, done, failed)
+
+    def disconnect_rig(self) -> None:
+        rig, session, exp = self.rig, self.session, self.experiment
+        if rig is None:
+            return
+        self.rig = self.session = self.experiment = None
+        self.w.rig_panel.set_state("disconnecting")
+        if self.replay is None:
+            self.w.attach(None, "none")
+
+        def work():
+            if exp is not None:
+                exp.abort("rig disconnected by the operator")
+                exp.wait(5.0)
+                exp.close()
+            if session is not None:
+                session.close()
+            rig.stop()
+
+        def done(_):
+            self.w.rig_panel.set_state("disconnected")
+            self.w.log_line("rig disconnected")
+            self._refresh_buttons()
+
+        self.w.tasks.run("disconnect", work, done)
+        self._refresh_buttons()
+
+    # ------------------------------------------------------------ recording
+    def start_recording(self, then=None) -> None:
+        from ..session import RecordingSession
+
+        rig, panel = self.rig, self.w.recording_panel
+        if rig is None or self.session is not None:
+            return
+        folder = panel.folder
+        path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
+        operator, notes = panel.operator, panel.notes
+        panel.set_state("starting")
+
+        def work():
+            folder.mkdir(parents=True, exist_ok=True)
+            return RecordingSession(rig, path, operator=operator, notes=notes)
+
+        def done(session) -> None:
+            self.session, self.session_started_s = session, time.monotonic()
+            panel.set_state("recording")
+            self.w.log_line(f"recording {session.path}")
+            self.w.settings.setValue("recording/folder", str(folder))
+            if then is not None:
+                then(session)
+
+        def failed(exc) -> None:
+            panel.set_state("idle" if self.rig is not None else "unavailable")
+            self.w.report_error("recording", exc)
+
+        self.w.tasks.run("start recording", work, done, failed)
+
+    def stop_recording(self) -> None:
+        session, self.session, self.auto_recording = self.session, None, False
+        if session is None:
+            return
+        self.w.recording_panel.set_state("stopping")
+
+        def done(summary) -> None:
+            self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
+            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+            what = "nothing dropped" if not lost else f"{lost} dropped"
+            self.w.log_line(f"recording closed: {session.path} ({what})")
+
+        self.w.tasks.run("stop recording", session.close, done)
+
+    # ------------------------------------------------------------ protocol run
+    def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
+        from uartlab.protocols.suite import resolve_suite
+
+        try:
+            suite = resolve_suite(name_or_path)
+        except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
+            if not quiet:
+                self.w.report_error("suite", exc)
+            return
+        self.suite_label = name_or_path
+        self.w.protocol_panel.show_suite(suite, name_or_path)
+        self.w.settings.setValue("protocol/suite", name_or_path)
+        self._refresh_buttons()
+
+    def start_run(self) -> None:
+        """Pre-flight and start on a worker thread (pre-flight waits for every stream, up to seconds)."""
+        panel, rig = self.w.protocol_panel, self.rig
+        if panel.suite is None or rig is None or self.experiment is not None or self.estop_latched:
+            return
+        try:
+            from ..experiment import Experiment
+            from ..run_cli import select
+            from ..session import RecordingSession
+
+            suite = select(panel.suite, panel.selected_trials() or None, panel.repeats() or None)
+        except (ImportError, ValueError) as exc:
+            self.w.report_error("protocol", exc)
+            return
+        record = self.session is None and panel.record_box.isChecked()
+        rec = self.w.recording_panel
+        folder, operator, notes = rec.folder, rec.operator, rec.notes
+        session = self.session
+        panel.buttons["start"].setEnabled(False)
+
+        def work():
+            new = None
+            if record:
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
+            exp = Experiment(rig, suite, new or session, safe_action="hold")
+            try:
+                exp.start()
+            except BaseException:
+                exp.close()
+                if new is not None:
+                    new.close()
+                raise
+            return exp, new
+
+        def done(result) -> None:
+            exp, new = result
+            self.experiment, self.trip_reason = exp, None
+            if new is not None:
+                self.session, self.session_started_s, self.auto_recording = new, time.monotonic(), True
+                rec.set_state("recording")
+                self.w.log_line(f"recording {new.path}")
+            if self.estop_latched:  # pressed while the run was starting
+                exp.estop(self.estop_reason)
+            self.w.log_line(f"protocol {suite.name} started: {len(suite.trials)} trials")
+            self._refresh_buttons()
+
+        def failed(exc) -> None:
+            self.w.report_error("protocol", exc)
+            self._refresh_buttons()
+
+        self.w.tasks.run("start protocol", work, done, failed)
+
+    def _call_experiment(self, method: str, *args) -> None:
+        if self.experiment is None:
+            return
+        try:
+            getattr(self.experiment, method)(*args)
+        except Exception as exc:  # noqa: BLE001
+            self.w.report_error(method, exc)
+
+    def reset_run(self) -> None:
+        """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
+        exp, self.experiment = self.experiment, None
+        if exp is not None:
+            try:
+                exp.reset()
+            except Exception as exc:  # noqa: BLE001
+                self.w.report_error("reset", exc)
+            self.w.tasks.run("close run", exp.close)  # joins the control thread: off the GUI thread
+        if self.auto_recording:
+            self.stop_recording()
+        self.trip_reason = None
+        self.w.show_interlocks(self.estop_reason or None, self.estop_latched)
+        self._refresh_buttons()
+
+    # ------------------------------------------------------------ E-stop
+    def estop(self, reason: str) -> None:
+        """Torque off now (on a thread: a hung bus must not freeze the window) and latch until reset."""
+        self.estop_latched, self.estop_reason = True, reason
+        self.w.show_interlocks(reason, estop=True)
+        self.w.log_line(f"E-STOP: {reason}")
+        exp, rig = self.experiment, self.rig
+
+        def act() -> None:
+            if exp is not None:
+                try:
+                    exp.estop(reason)
+                finally:
+                    rig.actuators.torque_off()  # and directly: the E-stop must not depend on the runner
+            elif rig is not None and rig.actuators is not None:
+                rig.actuators.torque_off()
+                rig.hub.event("estop", "operator", reason)
+
+        threading.Thread(target=self._estop_thread, args=(act,), name="gui-estop", daemon=True).start()
+        self._refresh_buttons()
+
+    def _estop_thread(self, act) -> None:
+        try:
+            act()
+        except Exception as exc:  # noqa: BLE001 - the failure is shown; the latch stays
+            err = exc  # `exc` is unbound after the except block; the lambda runs later on the GUI thread
+            self.w.tasks.call_soon(lambda: self.w.report_error("E-STOP FAILED", err))
+
+    def reset_estop(self) -> None:
+        self.estop_latched, self.estop_reason = False, ""
+        self.w.log_line("E-stop reset by the operator")
+        if self.experiment is not None and str(self.experiment.status().phase) in RUN_OVER:
+            self.reset_run()
+        self.w.show_interlocks(self.trip_reason, False)
+        self._refresh_buttons()
+
+    # ------------------------------------------------------------ replay
+    def open_replay(self, path: str) -> None:
+        from ..replay import ReplayRig, SessionFile
+
+        speed, loop = self.w.replay_panel.speed, self.w.replay_panel.loop_box.isChecked()
+
+        def work():
+            f = SessionFile(path)
+            try:
+                span = f.time_span_s()
+                info = (span, f.trials(), f.events(), f.complete, {n: f.length(n) for n in f.streams})
+                return ReplayRig(f, speed=speed, loop=loop), info
+            except BaseException:
+                f.close()
+                raise
+
+        def done(result) -> None:
+            rig, (span, trials, events, complete, counts) = result
+            self._close_replay()
+            self.replay, self.replay_path = rig, path
+            self.replay_events, self._next_event = sorted(events, key=lambda e: e.host_time_s), 0
+            self.w.attach(rig.hub, f"replay of {Path(path).name}")
+            self.w.replay_panel.show_file(path, span[0], span[1], trials, events, complete, counts)
+            self.w.compare.set_session(path)
+            self.w.settings.setValue("replay/folder", str(Path(path).parent))
+            self.w.log_line(f"opened {path} for replay")
+            self.preview(span[0] + min(self.w.data.window_s, span[1] - span[0]))
+
+        self.w.tasks.run("open session", work, done)
+
+    def preview(self, t_s: float) -> None:
+        """Show the window of recorded data that ends at t_s (after a seek while paused)."""
+        rig = self.replay
+        if rig is None:
+            return
+        window = self.w.data.window_s
+
+        def work():
+            recs = []
+            for name in rig.specs:
+                i0, i1 = rig.file.rows_between(name, t_s - window, t_s)
+                if i1 > i0:
+                    recs.append(rig.file.read(name, i0, i1))
+            return recs
+
+        def done(recs) -> None:
+            if self.replay is not rig:
+                return
+            self.w.data.clear()
+            for r in sorted(recs, key=lambda r: r.host_time_s[0]):
+                self.w.data.add(r)
+            self.w.plots.refresh(self.w.data)
+            self.w.pose.refresh(self.w.data)
+            self.w.replay_panel.show_position(t_s)
+
+        self.w.tasks.run("seek", work, done)
+
+    def replay_events_until(self, t_s: float) -> None:
+        """ReplayRig replays samples, not events: the window logs the file's events as the data passes them."""
+        ev = self.replay_events
+        while self._next_event < len(ev) and ev[self._next_event].host_time_s <= t_s:
+            self.on_event(ev[self._next_event], replayed=True)
+            self._next_event += 1
+
+    def _rewind_events(self, t_s: float) -> None:
+        self._next_event = sum(1 for e in self.replay_events if e.host_time_s <= t_s - self.w.data.window_s)
+
+    def play(self) -> None:
+        if self.replay is None:
+            return
+        if self.replay.wait(0) and self.replay.position_s >= self.w.replay_panel.t0 + self.w.replay_panel.span_s:
+            self.replay.seek(self.w.replay_panel.t0)  # at the end: play from the start again
+            self._rewind_events(self.w.replay_panel.t0)
+        self.replay.start()
+        self.w.replay_panel.set_playing(True)
+
+    def pause(self) -> None:
+        if self.replay is None:
+            return
+        self.replay.stop()
+        self.replay.seek(self.replay.position_s)  # where start() continues
+        self.w.replay_panel.set_playing(False)
+
+    def seek(self, t_s: float) -> None:
+        if self.replay is None:
+            return
+        self.replay.seek(t_s)
+        self._rewind_events(t_s)
+        if self.w.sub is not None:
+            self.w.sub.drain()  # what was queued before the seek would redraw the old place
+        self.w.data.clear()
+        if not self.w.replay_panel.playing:
+            self.replay.position_s = t_s
+            self.preview(t_s)
+
+    def set_speed(self, speed) -> None:
+        if self.replay is not None:
+            self.replay.speed = speed
+            self.replay.seek(self.replay.position_s)  # restart the pacing clock at the new speed
+
+    def _close_replay(self) -> None:
+        rig, self.replay, self.replay_path = self.replay, None, None
+        self.replay_events, self._next_event = [], 0
+        if rig is not None:
+            rig.close()
+        self.w.replay_panel.set_playing(False)
+
+    def back_to_live(self) -> None:
+        self._close_replay()
+        self.w.replay_panel.set_enabled(False)
+        self.w.compare.set_session(None)
+        if self.rig is not None:
+            self.w.attach(self.rig.hub, "live rig")
+        else:
+            self.w.attach(None, "none")
+
+    # ------------------------------------------------------------ events and polling
+    def on_event(self, e: Event, replayed: bool = False) -> None:
+        if replayed:
+            self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
+                            f"{e.message}")
+            return
+        self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
+        if e.kind == "trip":
+            self.trip_reason = e.message
+            self.w.show_interlocks(self.estop_reason if self.estop_latched else e.message, self.estop_latched)
+        elif e.kind == "estop" and not self.estop_latched and self.replay is None:
+            self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
+            self.w.show_interlocks(e.message, True)
+            self._refresh_buttons()
+        elif e.kind == "fault" and self.replay is None:
+            self.w.report_error(f"fault in {e.source}", e.message)
+
+    def poll(self) -> None:
+        """A few times a second: device health, recording counters, the run's status, the replay cursor."""
+        w = self.w
+        if self.rig is not None:
+            w.rig_panel.show_health(self.rig.health(), self.backends)
+        if self.session is not None:
+            rec = self.session.recorder
+            w.recording_panel.show_status(self.session.path, time.monotonic() - self.session_started_s,
+                                          dict(getattr(rec, "flushed", {})),
+                                          {**self.rig.hub.drop_counts(), "file writer": dict(rec.dropped)}
+                                          if self.rig is not None else {})
+        if self.experiment is not None:
+            status = self.experiment.status()
+            w.protocol_panel.show_status(status)
+            phase = str(status.phase)
+            if status.fault_reason and phase == "FAULT" and not self.estop_latched:
+                self.trip_reason = status.fault_reason
+                w.show_interlocks(self.trip_reason, False)
+            if self.auto_recording and phase in ("DONE", "ABORTED"):
+                self.w.tasks.run("close run", self.experiment.close)  # closes the last trial first
+                self.stop_recording()
+            w.protocol_panel.set_buttons(phase, can_start=False)
+        if self.replay is not None:
+            w.replay_panel.show_position(self.replay.position_s)
+            if w.replay_panel.playing and self.replay.wait(0):
+                w.replay_panel.set_playing(False)
+
+    def _refresh_buttons(self) -> None:
+        w = self.w
+        phase = str(self.experiment.status().phase) if self.experiment is not None else None
+        can_start = (self.rig is not None and w.protocol_panel.suite is not None and not self.estop_latched)
+        w.protocol_panel.set_buttons(phase, can_start)
+        if self.session is None:
+            w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
+
+    def shutdown(self) -> None:
+        """Window closing: stop the run (servos hold/off), close the file, stop the rig and the replay."""
+        try:
+            if self.experiment is not None:
+                self.experiment.abort("GUI closed")
+                self.experiment.wait(5.0)
+                self.experiment.close()
+        finally:
+            if self.session is not None:
+                self.session.close()
+            if self.rig is not None:
+                self.rig.stop()
+            self._close_replay()
+            self.w.tasks.join(10.0)

@@ -1,0 +1,318 @@
+"""The operator GUI, offscreen (pytest-qt): it opens, draws what a Hub feeds it, replays a session file,
+latches the E-stop on the twin rig, records, remembers its settings, shows comparison results, and turns
+bad input into messages. Screenshots of each main view go to tests/screenshots/ (or $UARTLAB_SCREENSHOTS).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from uartlab.app.gui import bench  # noqa: E402
+from uartlab.app.gui.app import qt_app  # noqa: E402
+from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.hub import Hub  # noqa: E402
+from uartlab.app.recorder import SessionRecorder  # noqa: E402
+from uartlab.app.streams import Event  # noqa: E402
+
+SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parent / "screenshots"))
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings):
+    qt_app()  # pyqtgraph's options on the QApplication pytest-qt made
+    w = MainWindow(settings, dialogs=False)
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def shoot(widget, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    assert widget.grab().save(str(path))
+    return path
+
+
+def curve_data(window, plot: str, kind: str = "measured", i: int = 0):
+    x, y = getattr(window.plots.plots[plot], kind)[i].getData()
+    return (None, None) if x is None or len(x) == 0 else (x, y)
+
+
+def test_pyside_signals_do_not_leak_bool_references():
+    """PySide6 6.12.0's Signal.emit dropped a reference to True/False per call: a GUI died after ~10^4
+    emits on Python 3.11 (pyproject pins it out; this catches a regression)."""
+    from PySide6.QtCore import QObject, Signal
+
+    class A(QObject):
+        s = Signal(object)
+
+    a = A()
+    a.s.connect(lambda _: None)
+    before = sys.getrefcount(True), sys.getrefcount(False)
+    for _ in range(2000):
+        a.s.emit(a)
+    assert (sys.getrefcount(True), sys.getrefcount(False)) == before
+
+
+def test_main_window_opens_with_every_panel_and_the_estop(window):
+    assert set(window.docks) == {"Rig", "Protocol", "Recording", "Replay", "Log"}
+    assert window.estop_button.isVisible() and window.estop_button.isEnabled()
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Live", "Compare"]
+    assert window.rig_panel.connect_button.isEnabled()
+    assert not window.protocol_panel.buttons["start"].isEnabled()  # no rig, no suite
+    assert window.errors == []
+
+
+def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
+    specs = bench.specs(19200.0, 240.0)
+    hub = Hub()
+    for s in specs:
+        hub.register(s)
+    window.attach(hub, "test feed")
+    synth = bench.Synth(specs)
+    rates = {s.name: s.nominal_rate_hz for s in specs}
+    t0 = 1000.0
+    last = {}
+    for k in range(120):  # 12 s of every stream in 100 ms blocks, faster than real time
+        for name, rate in rates.items():
+            last[name] = synth.record(name, t0 + k * 0.1, int(rate * 0.1))
+            hub.publish(last[name])
+        window.drain()  # the frame timer does this too; here it keeps the queue short
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None and window.data.now_s > t0 + 11.9)
+    qtbot.wait(100)
+    x, y = curve_data(window, "tension")
+    assert x.min() >= -10.0 * 1.3 and x.max() == pytest.approx(0.0, abs=0.02)  # the 10 s window, newest at 0
+    assert x.size <= window.data.get("daq", "tendon_force_N").capacity
+    daq = last["daq"].data["tendon_force_N"]
+    assert y.max() >= daq[:, 0].max() - 1e-12  # decimation keeps the peaks
+    for plot in ("angles", "force", "excursion"):
+        xm, ym = curve_data(window, plot, "model")
+        assert xm is not None and xm.size > 100, plot  # model / commanded drawn dashed
+    np.testing.assert_allclose(window.data.latest("daq", "wrench"), last["daq"].data["wrench"][-1, :3])
+    window.on_status()
+    shoot(window, "live")
+    window.plots.residuals_box.setChecked(True)
+    window.on_frame()
+    xr, yr = window.plots.plots["tension"].res[0].getData()
+    assert xr is not None and np.isfinite(yr).sum() > 100
+    # the pose view: the newest measured joint angles through the model's forward kinematics
+    window.pose.refresh(window.data)
+    px, py = window.pose.curves[0]["measured"].getData()
+    want = window.pose.finger.joint_positions(last["joints"].data["angles_rad"][-1]) * 1e3
+    np.testing.assert_allclose(px, want[:, 0])
+    np.testing.assert_allclose(py, want[:, 2])
+    assert "tension" in window.plots.readout_label.text()
+
+
+@pytest.fixture(scope="module")
+def session_file(tmp_path_factory):
+    """4 s of rig-like streams with one settled trial and one interlock trip."""
+    specs = [s for s in bench.specs(1000.0, 100.0) if s.name in ("daq", "actuators", "joints", "model")]
+    synth = bench.Synth(specs)
+    path = tmp_path_factory.mktemp("gui") / "session_test.h5"
+    t0 = 500.0
+    with SessionRecorder(path, {"operator": "test"}, flush_interval_s=0.1) as rec:
+        for s in specs:
+            rec.add_stream(s)
+        rec.begin_trial("FDP", "free_motion", {"trial": "FDP"}, 0, host_time_s=t0 + 1.0)
+        for k in range(40):
+            for s in specs:
+                rec.write(synth.record(s.name, t0 + k * 0.1, int(s.nominal_rate_hz * 0.1)))
+        rec.end_trial("settled", host_time_s=t0 + 3.0)
+        rec.event(Event(t0 + 3.5, "trip", "runner", "FDP tension 41.0 N above the 40 N limit"))
+    return path, t0
+
+
+def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_file):
+    path, t0 = session_file
+    window.replay_panel.speed_combo.setCurrentText("5")
+    window.ops.open_replay(str(path))
+    qtbot.waitUntil(lambda: window.ops.replay is not None and window.replay_panel.play_button.isEnabled(), timeout=5000)
+    assert window.source.startswith("replay")
+    assert window.replay_panel.span_s == pytest.approx(4.0, abs=0.01)
+    assert len([m for m in window.replay_panel._marks if type(m).__name__ == "LinearRegionItem"]) == 1
+    window.ops.play()
+    qtbot.waitUntil(lambda: not window.replay_panel.playing, timeout=15000)  # to the end at 5x (0.8 s)
+    assert window.errors == []
+    assert window.data.now_s == pytest.approx(t0 + 4.0, abs=0.01)
+    x, _ = curve_data(window, "tension")
+    assert x is not None and x.size > 50
+    assert any("trip" in line for line in window.log.toPlainText().splitlines())
+    # seek back while paused: the views show the 10 s up to the cursor, read from the file
+    window.ops.seek(t0 + 2.0)
+    qtbot.waitUntil(lambda: abs(window.data.now_s - (t0 + 2.0)) < 0.01, timeout=5000)
+    assert window.replay_panel.position.text().startswith("t = 2.0")
+    shoot(window, "replay")
+    window.ops.back_to_live()
+    assert window.ops.replay is None and window.source == "none"
+
+
+def test_twin_rig_records_and_the_estop_latches(qtbot, window, tmp_path):
+    window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
+    window.recording_panel.operator_edit.setText("tester")
+    window.ops.connect_rig("")
+    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
+    rig = window.ops.rig
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
+    window.recording_panel.start_button.click()
+    qtbot.waitUntil(lambda: window.ops.session is not None, timeout=5000)
+    qtbot.wait(1000)
+    window.on_status()
+    assert window.recording_panel.file_label.text().endswith(".h5")
+    assert window.recording_panel.drops_label.text() == "none"
+    path = window.ops.session.path
+    window.recording_panel.stop_button.click()
+    qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
+    from uartlab.app.replay import SessionFile
+
+    with SessionFile(path) as f:
+        assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
+
+    rig.actuators.enable()  # torque on, holding: the E-stop must take it off
+    plant = rig._twin.plant
+    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()
+    window.ops.choose_suite("free_motion")
+    assert not window.protocol_panel.buttons["start"].isEnabled()  # latched: no run may start
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # pressing it again keeps it latched
+    assert window.ops.estop_latched
+    shoot(window, "estop")
+    window.estop_reset.click()
+    assert not window.ops.estop_latched and window.interlock_label.text() == "interlocks: OK"
+    assert window.protocol_panel.buttons["start"].isEnabled()
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+def test_settings_are_remembered(qtbot, settings, tmp_path):
+    qt_app()
+    first = MainWindow(settings, dialogs=False)
+    qtbot.addWidget(first)
+    first.rig_panel.config_edit.setText(str(tmp_path / "lab_rig.toml"))
+    first.recording_panel.folder_edit.setText(str(tmp_path / "data"))
+    first.recording_panel.operator_edit.setText("Ada")
+    first.ops.choose_suite("surface_contact")
+    first.plots.residuals_box.setChecked(True)
+    first.close()
+    second = MainWindow(QSettings(settings.fileName(), QSettings.Format.IniFormat), dialogs=False)
+    qtbot.addWidget(second)
+    assert second.rig_panel.config_edit.text() == str(tmp_path / "lab_rig.toml")
+    assert second.recording_panel.folder_edit.text() == str(tmp_path / "data")
+    assert second.recording_panel.operator == "Ada"
+    assert second.protocol_panel.suite is not None and second.protocol_panel.suite.name == "surface_contact"
+    assert second.protocol_panel.table.rowCount() == len(second.protocol_panel.suite.trials)
+    assert second.plots.residuals_box.isChecked()
+    second.close()
+
+
+def test_compare_view_shows_tables_figures_and_the_report(qtbot, window, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = tmp_path / "session_x_compare"
+    folder.mkdir()
+    (folder / "steady_state.csv").write_text("trial,joint,measured_deg,model_deg,error_deg\n"
+                                             "FDP,PIP,61.2,58.0,3.2\nFDP,DIP,40.1,41.0,-0.9\n")
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1, 2], [0, 1, 0.5], label="FDP")
+    fig.savefig(folder / "angles.png")
+    plt.close(fig)
+    (folder / "report.html").write_text("<h1>Session x: model vs experiment</h1><img src='angles.png'>")
+    window.tabs.setCurrentWidget(window.compare)
+    window.compare.open_folder(folder)
+    names = [window.compare.files.item(i).text() for i in range(window.compare.files.count())]
+    assert names == ["report.html", "steady_state.csv", "angles.png"]
+    assert "model vs experiment" in window.compare.browser.toPlainText()
+    window.compare.files.setCurrentRow(1)
+    t = window.compare.table
+    assert (t.rowCount(), t.columnCount()) == (2, 5) and t.item(0, 4).text() == "3.2"
+    window.compare.files.setCurrentRow(2)
+    assert window.compare.stack.currentWidget() is window.compare.image_scroll
+    assert not window.compare.image.pixmap().isNull()
+    shoot(window, "compare")
+
+
+def test_bad_input_becomes_a_message_not_a_crash(qtbot, window, tmp_path):
+    bad = tmp_path / "rig.toml"
+    bad.write_text("[daq]\nrate_hz = -5\n")
+    window.ops.connect_rig(str(bad))
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=10000)
+    assert "rig.toml" in window.errors[-1] and window.rig_panel.connect_button.isEnabled()
+    suite = tmp_path / "suite.toml"
+    suite.write_text("name = 'x'\n[[trial]]\nname = 'a'\npose = 'Nowhere'\n")
+    window.ops.choose_suite(str(suite))
+    assert "suite.toml" in window.errors[-1]
+    window.ops.open_replay(str(tmp_path / "missing.h5"))
+    qtbot.waitUntil(lambda: "missing.h5" in window.errors[-1], timeout=5000)
+    t0 = time.monotonic()
+    window.on_frame()  # still drawing
+    assert time.monotonic() - t0 < 1.0
+
+
+@pytest.mark.slow
+def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
+    """Start a free-motion trial from the GUI on the twin (4x), watch it record, let it finish."""
+    from importlib import resources
+
+    from uartlab.app.replay import SessionFile
+
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    rig_toml = tmp_path / "rig.toml"
+    rig_toml.write_text(text.replace("speed = 1.0", "speed = 4.0", 1), encoding="utf-8")
+    window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
+    window.rig_panel.config_edit.setText(str(rig_toml))
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
+    window.ops.choose_suite("free_motion")
+    panel = window.protocol_panel
+    panel.table.selectRow(1)                      # free/FDP only
+    panel.repeats_spin.setValue(1)
+    assert panel.selected_trials() == ["free/FDP"]
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=20000)
+    path = window.ops.session.path
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase not in ("SAFE", "ARMED"), timeout=10000)
+    window.on_status()
+    assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
+    qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
+    qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)  # joints stream
+    shoot(window, "protocol_running")
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=60000)
+    status = window.ops.experiment.status()
+    assert status.phase == "DONE", status.fault_reason
+    qtbot.waitUntil(lambda: window.ops.session is None and window.recording_panel.start_button.isEnabled(),
+                    timeout=15000)  # the run's own recording closes when it is over
+    window.on_status()
+    assert panel.progress.value() == 1000
+    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
+    assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
+    shoot(window, "protocol_done")
+    panel.buttons["reset"].click()
+    assert panel.buttons["start"].isEnabled()
+    with SessionFile(path) as f:
+        assert f.complete
+        trials = f.trials()
+        assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
+        assert f.length("runner") > 50 and f.length("joints") > 50
+    assert window.errors == []
