@@ -37,6 +37,12 @@ class ClockSync:
         self._lock = threading.Lock()
         self._fit = (math.nan, 0.0, 0.0)    # (a, c, d_mean): host = d + a + c * (d - d_mean)
 
+    def reset(self) -> None:
+        """Forget every observation (the device clock restarted); the next ones set the offset again."""
+        with self._lock:
+            self._bins.clear()
+            self._fit = (math.nan, 0.0, 0.0)
+
     def observe(self, device_s: float, host_s: float) -> None:
         device_s = device_s / self.rate
         k = math.floor(device_s / self.bin_s)

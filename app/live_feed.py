@@ -17,6 +17,7 @@ from uartlab.protocols.runner import Phase
 from uartlab.sim import Finger, PlaneSurface, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, Trial, start_state
 
+from .experiment import WATCHED_STREAMS
 from .live_model import RUNNER_STREAM
 from .live_residuals import PHASES
 from .streams import Record
@@ -32,7 +33,9 @@ def runner_record(t: float, phase: Phase, trial_index: int, excursion_m, tendon_
                          command_m=excursion if command_m is None else command_m, excursion_m=excursion,
                          tendon_force_N=tendon_force_N, joint_angles_rad=joint_angles_rad,
                          joint_speed_deg_s=np.degrees(speed), wrench=wrench,
-                         fingertip_force_N=float(np.linalg.norm(wrench[:3])))
+                         fingertip_force_N=float(np.linalg.norm(wrench[:3])),
+                         hardware_error=np.zeros(6, dtype=np.int64),
+                         stream_age_s=np.zeros(len(WATCHED_STREAMS)))  # a simulated rig is never stale
 
 
 @dataclass

@@ -212,7 +212,11 @@ class Rig:
 
         self.sea_forces = SeaForces(self._sea_calibrations())
         self.nano17 = Nano17(self._ft_calibration()) if d.gauges else None
+        # Blocks of 50 ms of host time, as the driver's default at 1x: a twin at N x speed delivers N x the
+        # samples per second, and reading them in the 1x block size would take N x the RPCs.
+        scale = self.time_scale
         self.daq = Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
+                           block_samples=max(1, round(d.rate_hz / 20 * scale)), buffer_s=2.0 * scale,
                            grpc_options=self._grpc_options())
         self.daq.start()
         self._streams["daq"] = _Stream(self, "daq", self.daq.name, self._daq_loop)
@@ -379,6 +383,9 @@ class Rig:
         for block in self.daq.blocks(timeout_s=2.0):
             n, v = len(block.volts), block.volts
             if block.gap_before:
+                # The task was restarted: its sample clock began again, and the indices only carry on by the
+                # driver's estimate of the gap. A new clock epoch: fit the offset afresh.
+                stream.sync.reset()
                 self.hub.event("overflow", "daq", f"{block.gap_before} samples lost before index "
                                                   f"{block.first_sample_index} (counted, not hidden)")
             if self._tare_requested.is_set() and self.nano17 is not None:
@@ -393,7 +400,7 @@ class Rig:
             if last_time is not None and times[0] <= last_time:
                 # The offset estimate moved earlier (a faster block arrived): hold time monotonic rather
                 # than step back; the shift is at most the USB/RPC jitter, a few ms.
-                times += last_time + 1.0 / block.rate_hz - times[0]
+                times += last_time + 1.0 / (block.rate_hz * stream.sync.rate) - times[0]
             last_time = times[-1]
             record = Record("daq", times, {
                 "sample_index": index,

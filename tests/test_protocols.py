@@ -168,5 +168,6 @@ def test_cli_dry_run_reports_every_trial(capsys):
     assert main(["run", "free_motion", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "6 trials, 0 flagged" in out and "free/FDP" in out
-    assert main(["run", "free_motion"]) == 2  # the rig runner is not built yet: said plainly
-    assert "--dry-run" in capsys.readouterr().err
+    assert main(["run", "no_such_suite", "--dry-run"]) == 2  # one clear line, nothing moved
+    err = capsys.readouterr().err
+    assert "no_such_suite" in err and "Traceback" not in err

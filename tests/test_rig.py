@@ -17,7 +17,7 @@ def collect(rig: Rig, seconds: float, streams=None, maxsize: int = 100_000) -> d
     with rig.hub.subscribe("test", streams, maxsize) as sub:
         time.sleep(seconds)
         items = sub.drain()
-    out: dict[str, list] = {"actuators": [], "daq": [], "mocap": [], EVENTS: []}
+    out: dict[str, list] = {"actuators": [], "daq": [], "mocap": [], "joints": [], EVENTS: []}
     for item in items:
         out[EVENTS if isinstance(item, Event) else item.stream].append(item)
     return out
