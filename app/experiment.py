@@ -198,12 +198,16 @@ class Experiment:
         self._recent: deque[Record] = deque()
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
         self.steady: list[SteadyState] = []
+        self.warnings: list[str] = []               # said before the run started (stale calibrations)
         self._message = ""
 
     # ------------------------------------------------------------ operator
     def start(self, preflight_timeout_s: float = 5.0) -> Experiment:
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop."""
         self.preflight(preflight_timeout_s)
+        for warning in self.rig.calibration_status()[1]:  # stale: said before anything moves, then run
+            self.rig.hub.event("calibration", "rig", f"stale calibration: {warning}")
+            self.warnings.append(warning)
         self._tare()
         with self._lock:
             self.rig.actuators.enable()
@@ -263,8 +267,8 @@ class Experiment:
             problems.append("no SEA calibration loaded")
         if latest.faults:
             problems.append(latest.faults[-1])
-        problems += list(getattr(rig, "calibration_warnings", lambda: [])())
-        return problems
+        missing, _ = rig.calibration_status()
+        return problems + missing
 
     def pause(self) -> None:
         with self._lock:

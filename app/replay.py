@@ -64,8 +64,13 @@ class SessionFile:
 
     @property
     def calibration_texts(self) -> dict[str, str]:
-        g = self._file.get("config/calibration", {})
-        return {name: _text(d[()]) for name, d in g.items()}
+        """name -> text; names may be paths ("calibrations/sea/2026-12-02_1.toml" from the store)."""
+        g = self._file.get("config/calibration")
+        out: dict[str, str] = {}
+        if g is not None:
+            g.visititems(lambda name, obj: out.__setitem__(name, _text(obj[()])) if isinstance(obj, h5py.Dataset)
+                         else None)
+        return out
 
     def protocol_texts(self) -> dict[str, str]:
         """The suite files this session ran (name -> exact text; each dataset's sha256 attribute is its hash)."""

@@ -140,6 +140,24 @@ class _Stream:
 
 
 # ------------------------------------------------------------------ the rig
+@dataclass(frozen=True)
+class _StoredSea:
+    """A stored `uartlab calibrate sea` fit: F = g (V' - v0) + q (V' - v0)^2, V' ratiometrically corrected."""
+
+    v0_V: float
+    gain_N_per_V: float
+    quadratic_N_per_V2: float = 0.0
+    reference_V: float = 5.0
+
+    def force_N(self, volts, reference_volts=None) -> np.ndarray:
+        v = np.asarray(volts, dtype=float)
+        if reference_volts is not None:
+            ref = np.asarray(reference_volts, dtype=float)
+            v = v * self.reference_V / (ref[:, None] if ref.ndim == 1 and v.ndim == 2 else ref)
+        dv = v - self.v0_V
+        return self.gain_N_per_V * dv + self.quadratic_N_per_V2 * dv * dv
+
+
 class LockedActuators:
     """The MX-64 driver with one lock around every bus call: the stream thread and a runner share the bus."""
 
@@ -255,6 +273,28 @@ class Rig:
                               "(real hardware runs at 1x)")
         return speed if backends == {"twin"} else 1.0
 
+    def _stored(self, kind: str):
+        """The store's current calibration of ``kind`` (None without a store or without one of that kind)."""
+        if self.config.calibration_store is None:
+            return None
+        from uartlab.calibration.store import CalibrationStore
+
+        return CalibrationStore(self.config.calibration_store).current(kind)
+
+    def calibration_status(self) -> tuple[list[str], list[str]]:
+        """(missing, stale): one sentence each about the calibrations a run relies on (the store's current
+        set). A twin brings its own constants; a store is only consulted when the config names one."""
+        store_path = self.config.calibration_store
+        if store_path is None:
+            return [], []
+        from uartlab.calibration.store import CalibrationStore
+
+        kinds = tuple(k for k, used in (("sea", True), ("nano17", self.nano17 is not None),
+                                        ("mocap", self.config.mocap.backend == "real")) if used)
+        notes = CalibrationStore(store_path).stale_warnings(kinds)
+        missing = [n for n in notes if "no current calibration" in n]
+        return missing, [n for n in notes if n not in missing]
+
     @property
     def places_finger_itself(self) -> bool:
         """The twin's finger is set up by software; a real one by a person."""
@@ -271,9 +311,16 @@ class Rig:
         self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
         return True
 
-    def _sea_calibrations(self) -> list[SeaCalibration]:
+    def _sea_calibrations(self) -> list:
+        """rig.toml's own [sea.X] fits, else the calibration store's current set, else the twin's constants."""
         if self.config.sea.calibrations is not None:
             return list(self.config.sea.calibrations)
+        stored = self._stored("sea")
+        if stored is not None:
+            return [_StoredSea(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
+        if self._twin is None:
+            raise ConfigError(f"{self.config.source}: sea: no SEA calibration: give [sea.<tendon>] fits or a "
+                              "[calibration] store with a current `uartlab calibrate sea`")
         plant = self._twin.plant  # "from_twin": what a hanging-weight fit on the twin would find
         k = plant.params.input_stiffness_N_per_m
         return [SeaCalibration.from_geometry(s.pot_zero_V, s.pot_volts_per_rad, k[i], s.spool_radius_m)

@@ -104,6 +104,7 @@ class RigConfig:
     mocap: MocapConfig = field(default_factory=MocapConfig)
     twin: TwinConfig = field(default_factory=TwinConfig)
     recording: RecordingConfig = field(default_factory=RecordingConfig)
+    calibration_store: Path | None = None   # [calibration] store: the folder of `uartlab calibrate` results
 
     @property
     def uses_twin(self) -> bool:
@@ -313,6 +314,15 @@ def _recording(t: _Table) -> RecordingConfig:
     return cfg
 
 
+def _calibration(t: _Table, base: Path | None) -> Path | None:
+    store = t.string("store", "")
+    t.done()
+    if not store:
+        return None
+    path = Path(store).expanduser()
+    return path if path.is_absolute() or base is None else base / path
+
+
 # ------------------------------------------------------------------ entry points
 def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None) -> RigConfig:
     """Validate rig.toml text; ``name`` goes into messages, ``base`` resolves relative file paths."""
@@ -325,7 +335,8 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     actuators = _actuators(root.table("actuators"))
     daq = _daq(root.table("daq"))
     config = RigConfig(name, actuators, daq, _sea(root.table("sea"), daq), _nano17(root.table("nano17"), base, daq),
-                       _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")))
+                       _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")),
+                       _calibration(root.table("calibration"), base))
     root.done()
     return config
 

@@ -150,6 +150,8 @@ def _estop_handler(estop: threading.Event):
 
 def _run(exp: Experiment, estop: threading.Event, quiet: bool) -> ExperimentStatus:
     exp.start()
+    for warning in exp.warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     shown = ""
     tty = sys.stdout.isatty() and not quiet
     started = time.monotonic()

@@ -35,7 +35,7 @@ def rig_texts(rig) -> tuple[str, dict[str, str]]:
     # The calibration store's current set, verbatim (calibration/store.py); none without a store.
     from uartlab.calibration.store import current_calibration_texts
 
-    calibrations.update(current_calibration_texts(getattr(cfg, "calibration_store", None)))
+    calibrations.update(current_calibration_texts(cfg.calibration_store))
     return config_text, calibrations
 
 

@@ -20,6 +20,7 @@ from uartlab.app.rig import Rig
 from uartlab.app.rig_config import default_rig_config
 from uartlab.app.session import RecordingSession
 from uartlab.app.streams import Record
+from uartlab.drivers.sea import SeaCalibration
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import builtin_suite, parse_suite
 
@@ -243,3 +244,54 @@ def test_a_stalled_stream_trips_on_the_tick_that_sees_it_stale(stream):
     assert tripped_after_s < 2.0
     # The pull had moved on since the stall began; after the trip the goals stay where the trip left them.
     assert np.abs(after - goals).max() < 0.3  # rad of servo travel: no runaway
+
+
+# ------------------------------------------------------------------ calibrations the run relies on
+def _rig_with_store(store) -> Rig:
+    from importlib import resources
+
+    from uartlab.app.rig_config import parse_rig_config
+
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    text = text.replace('store = ""', f'store = "{store}"')
+    return Rig(parse_rig_config(text, "rig.toml", store.parent))
+
+
+def test_a_missing_calibration_refuses_the_run_and_a_stale_one_is_said_and_recorded(tmp_path):
+    import datetime as dt
+
+    from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
+
+    store = tmp_path / "calibrations"
+    store.mkdir()
+    with _rig_with_store(store) as rig, Experiment(rig, one_pull()) as exp:
+        with pytest.raises(PreflightError, match="sea: no current calibration"):
+            exp.start(preflight_timeout_s=0.5)
+        assert not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))
+    # The twin's true SEA constants, stored a month ago: the rig converts with them, the run warns.
+    from uartlab.drivers.twins.plant import Plant
+    plant = Plant()
+    k = plant.params.input_stiffness_N_per_m
+    values = {}
+    for i, t in enumerate(["FDP", "FDS", "ED", "DI", "PI", "LUM"]):
+        sea = plant.config.seas[i]
+        cal = SeaCalibration.from_geometry(sea.pot_zero_V, sea.pot_volts_per_rad, k[i], sea.spool_radius_m)
+        values[t] = {"v0_V": float(cal.v0_V), "gain_N_per_V": float(cal.gain_N_per_V), "quadratic_N_per_V2": 0.0,
+                     "reference_V": float(cal.reference_V)}
+    old = Provenance(created_utc=dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(days=30))
+    CalibrationStore(store).save(CalibrationRecord("sea", values, provenance=old))
+    CalibrationStore(store).save(CalibrationRecord("nano17", {"tare_V": [0.0] * 6}))
+    with _rig_with_store(store) as rig:
+        session = RecordingSession(rig, tmp_path / "s.h5")
+        with Experiment(rig, one_pull(), session) as exp:
+            exp.start()
+            assert any(w.startswith("sea:") and "old" in w for w in exp.warnings)
+            assert wait_for(lambda: exp.status().phase == "ACTUATE", 10)
+            forces = exp.latest.tendon_force_N
+            truth = rig._twin.plant.state()[12:18]
+            assert np.allclose(forces, truth, atol=0.1)        # the stored fit converts the pots
+            exp.abort()
+        session.close()
+    with SessionFile(tmp_path / "s.h5") as f:
+        assert any(name.startswith("calibrations/sea/") for name in f.calibration_texts)
+        assert any(e.kind == "calibration" and "stale" in e.message for e in f.events())
