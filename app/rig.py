@@ -253,7 +253,9 @@ class Rig:
         # Streams of the experiment that runs on this rig: declared now so any recording started before
         # the experiment has their datasets (SWMR files cannot add them later).
         from .experiment import runner_spec
+        from .live_model import model_spec
         self.hub.register(runner_spec())
+        self.hub.register(model_spec())
 
     def joint_estimator(self) -> JointAngleEstimator | None:
         """Markers -> joint angles: the twin knows its mounting; a real rig needs the mocap calibration."""

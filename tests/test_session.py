@@ -83,4 +83,4 @@ def test_replay_publishes_into_a_hub_like_the_live_rig(recorded):
     records = [r for r in sub.drain() if getattr(r, "stream", None) == "daq"]
     with SessionFile(path) as f:
         np.testing.assert_array_equal(np.concatenate([r.host_time_s for r in records]), f.host_times("daq"))
-    assert set(replay.hub.specs) == {"actuators", "daq", "mocap", "joints", "runner"}
+    assert set(replay.hub.specs) == {"actuators", "daq", "mocap", "joints", "runner", "model"}

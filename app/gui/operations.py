@@ -26,6 +26,7 @@ class Operations:
         self.session_started_s = 0.0
         self.auto_recording = False          # started by a protocol run: stopped when the run is over
         self.experiment = None
+        self.live_model = None               # LiveModel beside the run: the plots' dashed `model` curves
         self.suite_label = ""
         self.replay = None                   # ReplayRig
         self.replay_path: str | None = None
@@ -60,6 +61,7 @@ class Operations:
         from ..rig import Rig
         from ..rig_config import default_rig_config, load_rig_config
 
+        _import_device_modules()
         self.w.rig_panel.set_state("connecting", f"connecting to {config_path or 'the twin rig'}…")
 
         def work():
@@ -85,10 +87,10 @@ class Operations:
         self.w.tasks.run("connect", work, done, failed)
 
     def disconnect_rig(self) -> None:
-        rig, session, exp = self.rig, self.session, self.experiment
+        rig, session, exp, live = self.rig, self.session, self.experiment, self.live_model
         if rig is None:
             return
-        self.rig = self.session = self.experiment = None
+        self.rig = self.session = self.experiment = self.live_model = None
         self.w.rig_panel.set_state("disconnecting")
         if self.replay is None:
             self.w.attach(None, "none")
@@ -98,6 +100,8 @@ class Operations:
                 exp.abort("rig disconnected by the operator")
                 exp.wait(5.0)
                 exp.close()
+            if live is not None:
+                live.close()
             if session is not None:
                 session.close()
             rig.stop()
@@ -189,7 +193,13 @@ class Operations:
         session = self.session
         panel.buttons["start"].setEnabled(False)
 
+        from uartlab.sim import Finger
+
+        from ..live_model import LiveModel
+
         def work():
+            # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
+            live = LiveModel(rig.hub, Finger(), suite, time_scale=rig.time_scale).start()
             new = None
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -200,14 +210,15 @@ class Operations:
                 exp.start()
             except BaseException:
                 exp.close()
+                live.close()
                 if new is not None:
                     new.close()
                 raise
-            return exp, new
+            return exp, new, live
 
         def done(result) -> None:
-            exp, new = result
-            self.experiment, self.trip_reason = exp, None
+            exp, new, live = result
+            self.experiment, self.live_model, self.trip_reason = exp, live, None
             if new is not None:
                 self.session, self.session_started_s, self.auto_recording = new, time.monotonic(), True
                 rec.set_state("recording")
@@ -234,12 +245,15 @@ class Operations:
     def reset_run(self) -> None:
         """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
         exp, self.experiment = self.experiment, None
+        live, self.live_model = self.live_model, None
         if exp is not None:
             try:
                 exp.reset()
             except Exception as exc:  # noqa: BLE001
                 self.w.report_error("reset", exc)
             self.w.tasks.run("close run", exp.close)  # joins the control thread: off the GUI thread
+        if live is not None:
+            self.w.tasks.run("close live model", live.close)
         if self.auto_recording:
             self.stop_recording()
         self.trip_reason = None
@@ -464,3 +478,15 @@ class Operations:
                 self.rig.stop()
             self._close_replay()
             self.w.tasks.join(10.0)
+
+
+def _import_device_modules() -> None:
+    """Import what a rig start imports, here on the GUI thread. PySide6 hooks ``__import__``; a first import
+    of grpc/nidaqmx on a worker thread while the GUI thread is inside Qt deadlocked (seen under pytest-qt,
+    PySide6 6.11: worker stuck in the import, GUI thread in an enum call). Once imported, nothing is left
+    for the worker to import. Costs ~0.5 s once, at the first connect."""
+    import uartlab.drivers.twins.daq_grpc  # noqa: F401 - grpc, nidaqmx and their generated stubs
+    import uartlab.drivers.twins.dxl_bus  # noqa: F401
+    import uartlab.drivers.twins.motive  # noqa: F401
+    import uartlab.drivers.twins.rig  # noqa: F401
+    import uartlab.sim.statics  # noqa: F401 - scipy.optimize, imported by the twin's start state
