@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
+from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -54,6 +55,10 @@ LOG_LINES = 5000
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S, dialogs: bool = True):
         super().__init__()
+        # Cyclic garbage is collected on this thread only: a Qt object whose last Python reference dies in
+        # a rig or worker thread is destroyed there, and Qt's destructor then deadlocks against the GUI
+        # thread (seen: worker in ~QWidget waiting for the GIL, GUI thread in ~QObject waiting for its lock).
+        self._gc = GarbageCollector(interval=0.5)
         self.setWindowTitle("uartlab — UART finger rig")
         self.settings = settings if settings is not None else QSettings("uartlab", "uartlab-gui")
         self.dialogs = dialogs          # message boxes for errors (tests read the log instead)

@@ -1,0 +1,82 @@
+"""`uartlab run` / `uartlab demo` as an operator uses them: the twin rig, a file, a summary, an exit status."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from uartlab.app.cli import main
+from uartlab.app.replay import SessionFile
+
+SUITE = """
+[suite]
+name = "short"
+repeats = 1
+[[trial]]
+name = "ED"
+pose = "Flex"
+pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
+return = true
+"""
+
+
+def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
+    suite = tmp_path / "short.toml"
+    suite.write_text(SUITE, encoding="utf-8")
+    assert main(["run", str(suite), "--out", str(tmp_path), "--speed", "2", "--operator", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "suite 'short'" in out and ": DONE" in out and "1 of 1 trials run" in out
+    row = next(line for line in out.splitlines() if line.startswith("ED "))
+    assert "settled" in row
+    (path,) = tmp_path.glob("session_*_short.h5")
+    assert f"session file: {path}" in out
+    with SessionFile(path) as f:
+        assert f.complete and f.protocol_texts() == {"short.toml": SUITE}
+        assert [(t["name"], t["outcome"]) for t in f.trials()] == [("ED", "settled")]
+        assert f.length("model") > 0                      # the live model ran beside it
+
+
+def test_bad_input_is_one_line_and_nothing_moves(tmp_path, capsys):
+    assert main(["run", "free_motion", "--trial", "free/XYZ", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no trial named 'free/XYZ'" in err and "Traceback" not in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SUITE.replace('"ED"', '"EDX"', 1).replace('tendon = "ED"', 'tendon = "EDX"'), encoding="utf-8")
+    assert main(["run", str(bad), "--out", str(tmp_path)]) == 2
+    assert "bad.toml:" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.h5"))
+
+
+@pytest.mark.slow
+def test_ctrl_c_is_the_estop_torque_off_and_a_clean_file(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "uartlab.app.cli", "run", "free_motion", "--repeats", "1", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    for line in proc.stdout:                      # the log lines of a non-TTY run, one per runner event
+        lines.append(line)
+        if "ACTUATE" in line or time.monotonic() > deadline:
+            break
+    time.sleep(0.5)                               # mid-pull
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    text = "".join(lines) + out
+    assert proc.returncode == 130, text
+    assert "E-stop: Ctrl-C at the console" in text and ": FAULT" in text
+    (path,) = Path(tmp_path).glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete
+        kinds = [e.kind for e in f.events()]
+        assert "estop" in kinds and "trip" in kinds
+        assert f.trials()[-1]["outcome"].startswith("fault: E-stop")
+        # After the E-stop the runner commanded nothing (NaN): torque off, no motion command follows.
+        runner = f.read("runner")
+        t_stop = next(e.host_time_s for e in f.events() if e.kind == "estop")
+        after = runner.data["command_m"][runner.host_time_s > t_stop]
+        assert after.size and (after != after).all()
