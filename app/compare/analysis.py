@@ -19,7 +19,7 @@ from uartlab.sim import Finger
 from uartlab.sim.names import EM_TENDONS, FLEXORS, POSES
 
 from . import metrics
-from .measured import CompareError, MeasuredTrial
+from .measured import CompareError, MeasuredTrial, pulled_of
 from .resim import SimCurves, Start, resimulate
 
 INPUT_DT_S = 0.005   # averaged excursion table: 200 Hz, the servos' rate
@@ -68,11 +68,11 @@ class TrialGroup:
 
     @property
     def flexor(self) -> str | None:
-        return next((t for t in self.pulled if t in FLEXORS), None)
+        return pulled_of(self.pulled, FLEXORS)
 
     @property
     def em(self) -> str | None:
-        return next((t for t in self.pulled if t in EM_TENDONS), None)
+        return pulled_of(self.pulled, EM_TENDONS)
 
     @property
     def n(self) -> int:

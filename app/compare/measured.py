@@ -48,6 +48,11 @@ SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
 REQUIRED = ("excursion_m", "tendon_force_N", "joint_angles_rad")
 
 
+def pulled_of(pulled, group) -> str | None:
+    """The trial's pulled tendon of a group (FLEXORS, EM_TENDONS): the paper's row labels of Tables 5-6."""
+    return next((t for t in pulled if t in group), None)
+
+
 class CompareError(ValueError):
     """A comparison cannot be made from this input; the message names the file, trial or key."""
 
@@ -93,11 +98,11 @@ class MeasuredTrial:
 
     @property
     def flexor(self) -> str | None:
-        return next((t for t in self.pulled if t in FLEXORS), None)
+        return pulled_of(self.pulled, FLEXORS)
 
     @property
     def em(self) -> str | None:
-        return next((t for t in self.pulled if t in EM_TENDONS), None)
+        return pulled_of(self.pulled, EM_TENDONS)
 
     def has(self, quantity: str) -> bool:
         return quantity in self.signals
