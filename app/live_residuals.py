@@ -102,7 +102,7 @@ class ResidualRMS:
 def residual_table(summaries: list[tuple[str, ResidualSummary]]) -> str:
     """Per trial run: RMS residual (measured - model) of each joint (deg), the largest tendon's (N) and the
     fingertip force magnitude's (N), for a run's summary."""
-    head = f"{'live model: RMS measured - model':<32} " + " ".join(f"{j:>7}" for j in JOINTS)
+    head = f"{'live model, RMS meas.-model':<28} {'run':>3} " + " ".join(f"{j:>7}" for j in JOINTS)
     lines = [head + f"  {'tendon N':>12} {'tip N':>6}"]
     for name, s in summaries:
         angles = " ".join(f"{v:7.2f}" for v in s.joint_angles_deg.values())
