@@ -397,7 +397,8 @@ class SessionRecorder:
         with h5py.File(self.path, "r+", libver=LIBVER) as f:
             streams = {name: f["streams"][name][HOST_TIME][:] for name in self.specs}
             for t in self._trials:
-                g = f["trials"].create_group(f"{t['index']:04d}_{t['name']}")
+                # "/" would nest groups (a trial "free/FDP" as trials/0001_free/FDP): one group per trial.
+                g = f["trials"].create_group(f"{t['index']:04d}_{t['name'].replace('/', '_')}")
                 g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
                 g.attrs["parameters_json"] = t["parameters_json"]
                 for key, value in json.loads(t["parameters_json"]).items():

@@ -295,3 +295,18 @@ def test_a_missing_calibration_refuses_the_run_and_a_stale_one_is_said_and_recor
     with SessionFile(tmp_path / "s.h5") as f:
         assert any(name.startswith("calibrations/sea/") for name in f.calibration_texts)
         assert any(e.kind == "calibration" and "stale" in e.message for e in f.events())
+
+
+def test_a_trial_named_with_a_slash_is_one_group_in_the_file(tmp_path):
+    import h5py
+
+    with twin_rig(speed=2.0) as rig:
+        session = RecordingSession(rig, tmp_path / "s.h5")
+        suite = parse_suite(ONE_PULL.format(force=40.0, duration=0.5).replace('name = "FDP"', 'name = "free/FDP"'))
+        with Experiment(rig, suite, session) as exp:
+            exp.start()
+            assert exp.wait(30) and exp.status().phase == "DONE"
+        session.close()
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert list(f["trials"]) == ["0001_free_FDP", "table"]
+        assert f["trials/0001_free_FDP"].attrs["name"] == "free/FDP"
