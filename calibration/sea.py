@@ -15,6 +15,7 @@ both phases covered.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -176,6 +177,46 @@ def collect_sea_on_plant(plant, tendon: str, loads_N: np.ndarray | None = None, 
         block = plant.analog_block(samples)
         volts.append(np.mean(block[:, i] * NOMINAL_REFERENCE_V / block[:, 6]))
         refs.append(plant.state()[12 + i] + plant.rng.normal(0.0, reference_noise_N))
+    return SeaData(TENDONS[i], np.array(volts), np.array(refs), np.arange(loads.size) <= peak)
+
+
+def collect_sea_on_rig(actuators, tendon: str, read_pot_V, read_reference_N, loads_N: np.ndarray | None = None,
+                       settle_s: float = 0.4, step_s: float = 0.1, max_steps: int = 60,
+                       stiffness_N_per_m: float = 300.0, max_travel_m: float = 0.020) -> SeaData:
+    """The same procedure through the rig's drivers: ``actuators`` (drivers.interfaces.Actuators: read and
+    command), ``read_pot_V()`` -> this SEA's pot volts averaged over a short window, ratiometrically
+    corrected, and ``read_reference_N()`` -> the reference load now (a load cell in line with the tendon,
+    or the weight hanging from it). The tendon is reeled in and out until the reference reads each load;
+    the other five servos hold. ``stiffness_N_per_m``: a guess of the SEA spring, only for step sizes.
+    Safety: the tendon never travels more than ``max_travel_m`` from where it started (a load that never
+    registers - a slipped knot, an unplugged load cell - must not reel the tendon in without end)."""
+    i = tendon_index(tendon)
+    loads = load_schedule() if loads_N is None else np.asarray(loads_N, float)
+    goal = np.asarray(actuators.read().excursion_m, dtype=float).copy()
+    start_m = goal[i]
+    volts, refs = [], []
+    peak = int(np.argmax(loads))
+    for n, target in enumerate(loads):
+        for _ in range(max_steps):
+            err = target - read_reference_N()
+            if abs(err) < 0.02:
+                break
+            step = 0.7 * err / stiffness_N_per_m
+            if (n <= peak and step < 0) or (n > peak and step > 0):
+                step *= 0.3  # approach each load from the side the phase comes from, as weights are hung
+            goal[i] += step
+            if abs(goal[i] - start_m) > max_travel_m:
+                raise CalibrationError("sea", f"reaching {target:g} N would take the tendon more than "
+                                              f"{max_travel_m * 1e3:g} mm from its start (the reference reads "
+                                              f"{read_reference_N():.3g} N): is the load attached?", TENDONS[i])
+            actuators.command(goal)
+            time.sleep(step_s)
+        else:
+            raise CalibrationError("sea", f"the reference never reached {target:g} N (it reads "
+                                          f"{read_reference_N():.3g} N): is the load attached?", TENDONS[i])
+        time.sleep(settle_s)
+        volts.append(float(read_pot_V()))
+        refs.append(float(read_reference_N()))
     return SeaData(TENDONS[i], np.array(volts), np.array(refs), np.arange(loads.size) <= peak)
 
 
