@@ -263,6 +263,24 @@ def test_compare_view_shows_tables_figures_and_the_report(qtbot, window, tmp_pat
     shoot(window, "compare")
 
 
+def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, window, tmp_path):
+    from uartlab.calibration.store import CalibrationStore
+
+    panel = window.calibration
+    window.tabs.setCurrentWidget(panel)
+    panel.store_edit.setText(str(tmp_path / "cal"))
+    panel.procedure.setCurrentIndex(panel.procedure.findData("sea"))
+    panel.run_button.click()                      # the real `uartlab calibrate sea`, as its own process
+    assert not panel.run_button.isEnabled()       # the window stays live while it runs
+    qtbot.waitUntil(lambda: not panel.running() and panel.run_button.isEnabled(), timeout=120000)
+    assert window.errors == [], panel.output.toPlainText()
+    assert "FDP" in panel.output.toPlainText()
+    assert CalibrationStore(tmp_path / "cal").current("sea") is not None
+    rows = [panel.current.item(r, 0).text() for r in range(panel.current.rowCount())]
+    assert rows == ["sea"] and panel.current.item(0, 3).text() == "ok"
+    shoot(window, "calibration")
+
+
 def test_bad_input_becomes_a_message_not_a_crash(qtbot, window, tmp_path):
     bad = tmp_path / "rig.toml"
     bad.write_text("[daq]\nrate_hz = -5\n")

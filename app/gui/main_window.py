@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from ..hub import Hub, Subscription
 from ..streams import Event
 from .buffers import WINDOW_S, LiveData
+from .calibration_panel import CalibrationPanel
 from .compare_panel import ComparePanel
 from .live_plots import LivePlots, channels
 from .operations import Operations
@@ -80,9 +81,11 @@ class MainWindow(QMainWindow):
         live.setStretchFactor(0, 3)
         live.setStretchFactor(1, 1)
         self.compare = ComparePanel()
+        self.calibration = CalibrationPanel()
         self.tabs = QTabWidget()
         self.tabs.addTab(live, "Live")
         self.tabs.addTab(self.compare, "Compare")
+        self.tabs.addTab(self.calibration, "Calibration")
         self.setCentralWidget(self.tabs)
 
         self.rig_panel = RigPanel()
@@ -121,6 +124,8 @@ class MainWindow(QMainWindow):
             box.toggled.connect(self.redraw)
         self.compare.message.connect(self.log_line)
         self.compare.error.connect(lambda what, why: self.report_error(what, why))
+        self.calibration.message.connect(self.log_line)
+        self.calibration.error.connect(lambda what, why: self.report_error(what, why))
 
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.TimerType.PreciseTimer)
