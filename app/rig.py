@@ -258,12 +258,25 @@ class Rig:
         self.hub.register(model_spec())
 
     def joint_estimator(self) -> JointAngleEstimator | None:
-        """Markers -> joint angles: the twin knows its mounting; a real rig needs the mocap calibration."""
+        """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
+        calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
         if self.config.mocap.backend == "twin":
             plant = self._twin.plant
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
-        return None
+        stored = self._stored("mocap")
+        if stored is None:
+            return None
+        from uartlab.calibration.mocap import markers_from_values
+        from uartlab.sim import Finger
+
+        by_name = {m.name: m for m in markers_from_values(stored.values)}
+        missing = [n for n in self.mocap.marker_names if n not in by_name]
+        if missing:
+            raise ConfigError(f"{stored.path}: the mocap calibration has no marker {', '.join(missing)} that "
+                              f"Motive streams (marker set {self.config.mocap.marker_set!r}); calibrate again")
+        markers = [by_name[n] for n in self.mocap.marker_names]  # in the stream's column order
+        return JointAngleEstimator(Finger(), markers, np.asarray(stored.values["world_from_motive"], dtype=float))
 
     @property
     def time_scale(self) -> float:

@@ -57,3 +57,32 @@ def test_a_load_that_never_arrives_is_a_clear_error_and_the_tendon_stops(rig):
         collect_sea_on_rig(rig.actuators, "FDP", pot_reader(rig, FDP), lambda: 0.0, np.array([3.0]), step_s=0.0)
     time.sleep(0.5)
     assert 0.010 < rig.actuators.read().excursion_m[FDP] - start <= 0.020 + 1e-4
+
+
+def test_a_real_mocap_takes_its_joint_angles_from_the_stores_mocap_calibration(tmp_path):
+    """The rig's joint estimator for real mocap is built from the stored calibration, in the stream's
+    marker order; with it, a pose of the twin's finger is read back from Motive-frame markers."""
+    from importlib import resources
+    from types import SimpleNamespace
+
+    from uartlab.app.rig_config import parse_rig_config
+    from uartlab.calibration.store import CalibrationRecord, CalibrationStore
+    from uartlab.calibration.twin_runs import run_mocap
+    from uartlab.drivers.twins.plant import Plant
+
+    values, residuals, method, _ = run_mocap(seed=0, frames=50)
+    CalibrationStore(tmp_path).save(CalibrationRecord("mocap", values, residuals))
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    text = text.replace('store = ""', f'store = "{tmp_path}"')
+    text = text.replace('[mocap]\nbackend = "twin"', '[mocap]\nbackend = "real"')
+    rig = Rig(parse_rig_config(text, "rig.toml", tmp_path))       # not started: only its wiring is used
+    plant = Plant()
+    names = [m.name for m in plant.markers][::-1]                 # Motive may stream them in any order
+    rig.mocap = SimpleNamespace(marker_names=names)
+    estimator = rig.joint_estimator()
+    markers = plant.mocap_markers()[::-1]
+    frame = estimator.estimate(markers)
+    assert np.degrees(np.abs(frame.angles_rad - plant.state()[8:12])).max() < 1.5
+    rig.mocap = SimpleNamespace(marker_names=[*names, "extra"])
+    with pytest.raises(ValueError, match="no marker extra"):
+        rig.joint_estimator()
