@@ -17,7 +17,7 @@ from uartlab.protocols.runner import Phase
 from uartlab.sim import Finger, PlaneSurface, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, Trial, start_state
 
-from .experiment import WATCHED_STREAMS
+from .run_state import WATCHED_STREAMS
 from .live_model import RUNNER_STREAM
 from .live_residuals import PHASES
 from .streams import Record
