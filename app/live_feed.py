@@ -17,9 +17,9 @@ from uartlab.protocols.runner import Phase
 from uartlab.sim import Finger, PlaneSurface, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, Trial, start_state
 
-from .run_state import WATCHED_STREAMS
 from .live_model import RUNNER_STREAM
 from .live_residuals import PHASES
+from .run_state import WATCHED_STREAMS
 from .streams import Record
 
 

@@ -252,8 +252,8 @@ class Rig:
             self.joints = JointStream(self.hub, estimator)
         # Streams of the experiment that runs on this rig: declared now so any recording started before
         # the experiment has their datasets (SWMR files cannot add them later).
-        from .run_state import runner_spec
         from .live_model import model_spec
+        from .run_state import runner_spec
         self.hub.register(runner_spec())
         self.hub.register(model_spec())
 
