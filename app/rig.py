@@ -43,6 +43,7 @@ from uartlab.sim.names import TENDONS
 
 from .clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from .hub import Hub
+from .joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from .joint_stream import JointStream, joints_spec
 from .rig_config import ConfigError, RigConfig
 from .streams import FieldSpec, Record, StreamSpec
@@ -246,7 +247,7 @@ class Rig:
         self.mocap.connect()
         self._streams["mocap"] = _Stream(self, "mocap", "OptiTrack", self._mocap_loop)
         self.hub.register(mocap_spec(self.mocap.marker_names, self.mocap.rate_hz))
-        self.hub.register(joints_spec(self.mocap.rate_hz))
+        self.hub.register(joints_spec(min(self.mocap.rate_hz or DEFAULT_IK_RATE_HZ, DEFAULT_IK_RATE_HZ)))
         estimator = self.joint_estimator()
         if estimator is not None:
             self.joints = JointStream(self.hub, estimator)
