@@ -141,24 +141,6 @@ class _Stream:
 
 
 # ------------------------------------------------------------------ the rig
-@dataclass(frozen=True)
-class _StoredSea:
-    """A stored `uartlab calibrate sea` fit: F = g (V' - v0) + q (V' - v0)^2, V' ratiometrically corrected."""
-
-    v0_V: float
-    gain_N_per_V: float
-    quadratic_N_per_V2: float = 0.0
-    reference_V: float = 5.0
-
-    def force_N(self, volts, reference_volts=None) -> np.ndarray:
-        v = np.asarray(volts, dtype=float)
-        if reference_volts is not None:
-            ref = np.asarray(reference_volts, dtype=float)
-            v = v * self.reference_V / (ref[:, None] if ref.ndim == 1 and v.ndim == 2 else ref)
-        dv = v - self.v0_V
-        return self.gain_N_per_V * dv + self.quadratic_N_per_V2 * dv * dv
-
-
 class LockedActuators:
     """The MX-64 driver with one lock around every bus call: the stream thread and a runner share the bus."""
 
@@ -333,7 +315,7 @@ class Rig:
             return list(self.config.sea.calibrations)
         stored = self._stored("sea")
         if stored is not None:
-            return [_StoredSea(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
+            return [SeaCalibration(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
         if self._twin is None:
             raise ConfigError(f"{self.config.source}: sea: no SEA calibration: give [sea.<tendon>] fits or a "
                               "[calibration] store with a current `uartlab calibrate sea`")

@@ -59,7 +59,7 @@ class SeaGeometry:
 
 @dataclass
 class SeaCalibration:
-    """Pot volts -> tendon tension: F = gain * (V * reference_V / V_ref_sensed - v0).
+    """Pot volts -> tendon tension: F = gain * dV + quadratic * dV^2, dV = V * reference_V / V_ref_sensed - v0.
 
     ``v0_V`` and ``gain_N_per_V`` come from a hanging-weight fit (device-notes section 6) or from
     ``from_geometry``. The pot is a ratiometric divider on the reference, so a drifting reference scales
@@ -73,6 +73,7 @@ class SeaCalibration:
     stiffness_Nm_per_rad: float | np.ndarray | None = None  # effective k_t, for comparison with a datasheet
     spool_radius_m: float | np.ndarray | None = None
     reference_V: float = NOMINAL_REFERENCE_V
+    quadratic_N_per_V2: float | np.ndarray = 0.0   # a `uartlab calibrate sea --degree 2` fit; 0: linear
 
     def force_N(self, volts: float | np.ndarray, reference_volts: float | np.ndarray | None = None) -> np.ndarray:
         """Tendon tension (N) for pot wiper volts, ratiometrically corrected when the reference is given."""
@@ -82,7 +83,8 @@ class SeaCalibration:
             if ref.ndim == 1 and v.ndim == 2 and ref.shape[0] == v.shape[0]:
                 ref = ref[:, None]  # one reference sample per row of an (n, 6) block
             v = v * self.reference_V / ref
-        return np.asarray(self.gain_N_per_V) * (v - np.asarray(self.v0_V))
+        dv = v - np.asarray(self.v0_V)
+        return np.asarray(self.gain_N_per_V) * dv + np.asarray(self.quadratic_N_per_V2) * dv * dv
 
     @classmethod
     def from_geometry(cls, pot_zero_V: float | np.ndarray, pot_volts_per_rad: float | np.ndarray,

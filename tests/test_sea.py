@@ -84,3 +84,12 @@ def test_vectorised_over_six_seas_and_blocks(loaded_plant):
     forces = six.force_N(volts[:, :6], volts[:, 6])
     assert forces.shape == (200, 6)
     np.testing.assert_allclose(forces.mean(axis=0), plant.state()[12:18], rtol=0.01)
+
+
+def test_a_quadratic_fit_adds_its_term_and_keeps_the_ratiometric_correction():
+    from uartlab.drivers.sea import SeaCalibration
+
+    cal = SeaCalibration(v0_V=1.0, gain_N_per_V=7.0, quadratic_N_per_V2=0.5)
+    assert cal.force_N(3.0) == pytest.approx(7.0 * 2.0 + 0.5 * 4.0)
+    # The reference read 10 % high: the wiper is scaled back before the fit applies.
+    assert cal.force_N(3.3, reference_volts=5.5) == pytest.approx(7.0 * 2.0 + 0.5 * 4.0)
