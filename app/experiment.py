@@ -23,7 +23,6 @@ the window of the seconds before it; the servos then only get the safe action (h
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import math
@@ -112,11 +111,6 @@ class Experiment:
     def start(self, preflight_timeout_s: float = 5.0) -> Experiment:
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop."""
         self.preflight(preflight_timeout_s)
-        # Everything alive now lives for the run: take it out of the cyclic GC's reach, so a full collection
-        # of a large heap cannot stop every thread for half a second mid-trial (the stale-stream interlock
-        # trips on exactly that, seen in long test runs).
-        gc.collect()
-        gc.freeze()
         for warning in self.rig.calibration_status()[1]:  # stale: said before anything moves, then run
             self.rig.hub.event("calibration", "rig", f"stale calibration: {warning}")
             self.warnings.append(warning)
@@ -230,7 +224,6 @@ class Experiment:
             if self._trial_open:
                 self._end_trial(f"aborted: {self.runner.phase.name} when the run was closed")
         self._sub.close()
-        gc.unfreeze()
 
     def __enter__(self) -> Experiment:
         return self
