@@ -30,21 +30,21 @@ from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.drivers.ati import FTCalibration
 from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.mocap import OptiTrackMocap
 from uartlab.drivers.mx64_bus import Mx64Bus
 from uartlab.drivers.mx64_link import ServoError
-from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
+from uartlab.sim import FingerParams
 from uartlab.sim.names import TENDONS
 
 from .clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from .hub import Hub
 from .joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from .joint_stream import JointStream, joints_spec
+from .rig_calibrations import RigCalibrations
 from .rig_config import ConfigError, RigConfig
 from .streams import FieldSpec, Record, StreamSpec
 
@@ -171,6 +171,7 @@ class Rig:
         self.joints: JointStream | None = None
         self._stopping = threading.Event()
         self._tare_requested = threading.Event()
+        self.calibrations = RigCalibrations(config)
 
     # ------------------------------------------------------------ life cycle
     def start(self) -> Rig:
@@ -211,8 +212,8 @@ class Rig:
         self._streams["actuators"] = _Stream(self, "actuators", "MX-64 bus", self._actuator_loop)
         self.hub.register(actuators_spec(a.poll_rate_hz))
 
-        self.sea_forces = SeaForces(self._sea_calibrations())
-        self.nano17 = Nano17(self._ft_calibration()) if d.gauges else None
+        self.sea_forces = SeaForces(self.calibrations.sea(twin.plant if twin is not None else None))
+        self.nano17 = Nano17(self.calibrations.ft()) if d.gauges else None
         # Blocks of 50 ms of host time, as the driver's default at 1x: a twin at N x speed delivers N x the
         # samples per second, and reading them in the 1x block size would take N x the RPCs.
         scale = self.time_scale
@@ -247,19 +248,15 @@ class Rig:
             plant = self._twin.plant
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
-        stored = self._stored("mocap")
-        if stored is None:
-            return None
-        from uartlab.calibration.mocap import markers_from_values
-        from uartlab.sim import Finger
+        return self.calibrations.mocap_estimator(self.mocap.marker_names)
 
-        by_name = {m.name: m for m in markers_from_values(stored.values)}
-        missing = [n for n in self.mocap.marker_names if n not in by_name]
-        if missing:
-            raise ConfigError(f"{stored.path}: the mocap calibration has no marker {', '.join(missing)} that "
-                              f"Motive streams (marker set {self.config.mocap.marker_set!r}); calibrate again")
-        markers = [by_name[n] for n in self.mocap.marker_names]  # in the stream's column order
-        return JointAngleEstimator(Finger(), markers, np.asarray(stored.values["world_from_motive"], dtype=float))
+    def calibration_status(self) -> tuple[list[str], list[str]]:
+        """(missing, stale): one sentence each about the calibrations a run relies on (RigCalibrations)."""
+        return self.calibrations.status(uses_nano17=self.nano17 is not None)
+
+    def model_params(self, base: FingerParams | None = None) -> tuple[FingerParams, list[str]]:
+        """The model's parameters with this rig's stored moment arms and model values (RigCalibrations)."""
+        return self.calibrations.model_params(base)
 
     @property
     def time_scale(self) -> float:
@@ -270,28 +267,6 @@ class Rig:
             raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
                               "(real hardware runs at 1x)")
         return speed if backends == {"twin"} else 1.0
-
-    def _stored(self, kind: str):
-        """The store's current calibration of ``kind`` (None without a store or without one of that kind)."""
-        if self.config.calibration_store is None:
-            return None
-        from uartlab.calibration.store import CalibrationStore
-
-        return CalibrationStore(self.config.calibration_store).current(kind)
-
-    def calibration_status(self) -> tuple[list[str], list[str]]:
-        """(missing, stale): one sentence each about the calibrations a run relies on (the store's current
-        set). A twin brings its own constants; a store is only consulted when the config names one."""
-        store_path = self.config.calibration_store
-        if store_path is None:
-            return [], []
-        from uartlab.calibration.store import CalibrationStore
-
-        kinds = tuple(k for k, used in (("sea", True), ("nano17", self.nano17 is not None),
-                                        ("mocap", self.config.mocap.backend == "real")) if used)
-        notes = CalibrationStore(store_path).stale_warnings(kinds)
-        missing = [n for n in notes if "no current calibration" in n]
-        return missing, [n for n in notes if n not in missing]
 
     @property
     def places_finger_itself(self) -> bool:
@@ -308,32 +283,6 @@ class Rig:
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
         self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
         return True
-
-    def _sea_calibrations(self) -> list:
-        """rig.toml's own [sea.X] fits, else the calibration store's current set, else the twin's constants."""
-        if self.config.sea.calibrations is not None:
-            return list(self.config.sea.calibrations)
-        stored = self._stored("sea")
-        if stored is not None:
-            return [SeaCalibration(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
-        if self._twin is None:
-            raise ConfigError(f"{self.config.source}: sea: no SEA calibration: give [sea.<tendon>] fits or a "
-                              "[calibration] store with a current `uartlab calibrate sea`")
-        plant = self._twin.plant  # "from_twin": what a hanging-weight fit on the twin would find
-        k = plant.params.input_stiffness_N_per_m
-        return [SeaCalibration.from_geometry(s.pot_zero_V, s.pot_volts_per_rad, k[i], s.spool_radius_m)
-                for i, s in enumerate(plant.config.seas)]
-
-    def _ft_calibration(self) -> FTCalibration:
-        n = self.config.nano17
-        if n.calibration_file is None:
-            from uartlab.drivers.twins.nano17 import load_twin_calibration
-            cal = load_twin_calibration()
-        else:
-            cal = FTCalibration.from_file(n.calibration_file, n.index)
-        cal.set_units("N", "N-m")  # SI inside (DESIGN.md)
-        cal.set_tool_transform(*n.tool_transform_mm_deg, dist_units="mm", angle_units="degrees")
-        return cal
 
     def _grpc_options(self):
         d = self.config.daq
@@ -443,9 +392,11 @@ class Rig:
             # of the USB/RPC jitter that back-dating each block from its arrival would carry.
             times = np.asarray(stream.sync.to_host(index / block.rate_hz), dtype=float)
             if last_time is not None and times[0] <= last_time:
-                # The offset estimate moved earlier (a faster block arrived): hold time monotonic rather
-                # than step back; the shift is at most the USB/RPC jitter, a few ms.
-                times += last_time + 1.0 / (block.rate_hz * stream.sync.rate) - times[0]
+                # The offset estimate moved earlier (a prompter block arrived): rather than step back, the
+                # samples catch up at half the sample spacing - monotonic, and back on the mapping within
+                # about a block (shifting the whole block would carry the old offset on forever).
+                spacing_s = 1.0 / (block.rate_hz * stream.sync.rate)
+                times = np.maximum(times, last_time + 0.5 * spacing_s * np.arange(1, n + 1))
             last_time = times[-1]
             record = Record("daq", times, {
                 "sample_index": index,

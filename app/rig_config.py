@@ -65,7 +65,8 @@ class SeaConfig:
 class Nano17Config:
     calibration_file: Path | None = None    # None: the twin's synthetic file
     index: int = 1
-    tool_transform_mm_deg: tuple[float, ...] = (0.0,) * 6   # dx dy dz (mm), rx ry rz (deg), ATI's order
+    # dx dy dz (mm), rx ry rz (deg), ATI's order; None: the calibration store's (`calibrate nano17 --tool`), else 0
+    tool_transform_mm_deg: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -283,11 +284,12 @@ def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
         if not path.is_file():
             raise t.error("calibration_file", f"no such file {str(path)!r}")
     index = t.integer("index", 1, 1, 99)
-    tool = t.get("tool_transform_mm_deg", (list,), [0.0] * 6, "a list [dx dy dz (mm), rx ry rz (deg)]")
-    if len(tool) != 6 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in tool):
+    tool = t.get("tool_transform_mm_deg", (list,), None, "a list [dx dy dz (mm), rx ry rz (deg)]")
+    if tool is not None and (len(tool) != 6 or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                        for v in tool)):
         raise t.error("tool_transform_mm_deg", f"expected 6 numbers [dx dy dz rx ry rz], got {tool!r}")
     t.done()
-    return Nano17Config(path, index, tuple(float(v) for v in tool))
+    return Nano17Config(path, index, None if tool is None else tuple(float(v) for v in tool))
 
 
 def _mocap(t: _Table) -> MocapConfig:

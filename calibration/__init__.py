@@ -10,6 +10,7 @@ and a thin collector that gathers the data on the twin plant or the rig:
     moment_arms.py   r_T,j(theta) by the ACT method: tendon excursion against joint angles
     model_fit.py     friction, damping and contact-law parameters by least squares over simulations
     store.py         versioned, dated TOML files with provenance; the current set; staleness
+    applied.py       the model's parameters with the store's moment arms and model values applied
 
 Nothing here imports Qt or app/ (DESIGN: calibration -> drivers, sim).
 """

@@ -13,6 +13,8 @@ from uartlab.calibration import CalibrationError
 from uartlab.calibration.sea import collect_sea_on_rig, fit_sea, load_schedule, true_sea
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 
+pytestmark = pytest.mark.realtime
+
 FDP = 0
 
 

@@ -18,6 +18,8 @@ from uartlab.app.session import RecordingSession
 from uartlab.protocols.suite import parse_suite
 from uartlab.sim import Finger, FingerParams
 
+pytestmark = pytest.mark.realtime
+
 PERTURBATION, SEED = 0.15, 0
 SUITE = """
 [suite]

@@ -24,6 +24,8 @@ from uartlab.drivers.sea import SeaCalibration
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import builtin_suite, parse_suite
 
+pytestmark = pytest.mark.realtime
+
 FAULT = PHASES.index(Phase.FAULT)
 ONE_PULL = """
 [suite]

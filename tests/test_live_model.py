@@ -23,6 +23,8 @@ from uartlab.protocols.suite import builtin_suite
 from uartlab.sim import Finger, PlaneSurface, table_inputs
 from uartlab.sim.scenarios import contact_trial, deflection_for_force, free_motion_trial, measured_start
 
+pytestmark = pytest.mark.realtime
+
 FREE = free_motion_trial("FDP")
 CONTACT = contact_trial("Hook", "FDP", "ED")
 

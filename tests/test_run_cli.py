@@ -13,6 +13,8 @@ import pytest
 from uartlab.app.cli import main
 from uartlab.app.replay import SessionFile
 
+pytestmark = pytest.mark.realtime
+
 SUITE = """
 [suite]
 name = "short"

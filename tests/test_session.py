@@ -12,6 +12,8 @@ from uartlab.app.rig import Rig
 from uartlab.app.rig_config import default_rig_config
 from uartlab.app.session import RecordingSession
 
+pytestmark = pytest.mark.realtime
+
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):

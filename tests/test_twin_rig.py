@@ -13,6 +13,8 @@ from nidaqmx.constants import AcquisitionType, TerminalConfiguration
 from uartlab.drivers.natnet.client import NatNetClient
 from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig
 
+pytestmark = pytest.mark.realtime
+
 TORQUE_ENABLE, GOAL_POSITION, PRESENT_POSITION = 64, 116, 132  # MX-64 Protocol 2.0 control table
 SPEED = 4.0
 

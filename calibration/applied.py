@@ -1,0 +1,50 @@
+"""What the model uses of the calibration store: the finger's parameters with the calibrated moment arms
+and the identified model values written over a base set (the UART defaults unless given).
+
+The two kinds compose in a fixed order, whatever order they were made in: the moment arms are geometry
+(per tendon and joint, only the curves the sweep fitted), the model values are the friction, damping and
+contact numbers ``calibrate model`` fitted (only the ones it was asked to fit). Both are read back
+through the model's own TOML reader, so a stored value the model cannot take is one ParameterError
+naming the store file and key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import tomli_w
+from uartlab.sim import FingerParams
+
+from .model_fit import set_params
+from .store import CalibrationRecord, CalibrationStore
+
+
+def calibrated_params(store: CalibrationStore, base: FingerParams | None = None) -> tuple[FingerParams, list[str]]:
+    """(params, sources): ``base`` with the store's current moment_arms and model records applied, and one
+    line per record used (its kind and file), for the run's log and the session's events."""
+    params = base if base is not None else FingerParams.uart()
+    sources: list[str] = []
+    arms = store.current("moment_arms")
+    if arms is not None:
+        params = with_stored_moment_arms(params, arms)
+        sources.append(f"moment_arms from {arms.path}")
+    model = store.current("model")
+    if model is not None:
+        fitted = {name: float(v) for name, v in model.values.get("fitted", {}).items()}
+        params = set_params(params, fitted)
+        sources.append(f"model ({', '.join(sorted(fitted))}) from {model.path}")
+    return params, sources
+
+
+def with_stored_moment_arms(params: FingerParams, record: CalibrationRecord) -> FingerParams:
+    """``params`` with each stored tendon's fitted joint curves written in; other curves stay."""
+    doc = tomllib.loads(params.to_toml())
+    for tendon, curves in record.values.get("moment_arms", {}).items():
+        entry = doc["moment_arms"].setdefault(tendon, {})
+        for key, value in curves.items():
+            entry[key] = value
+        for joint_key in [k for k in curves if k.endswith("_mm")]:  # the fit's own cos(MCP_FE) flag rules
+            flag = joint_key.removesuffix("_mm") + "_times_cos_MCP_FE"
+            if flag not in curves:
+                entry.pop(flag, None)
+    return FingerParams.from_toml_text(tomli_w.dumps(doc), source=str(record.path))
