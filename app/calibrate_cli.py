@@ -1,7 +1,10 @@
 """`uartlab calibrate sea|nano17|servo-zero|mocap|moment-arms|model`: run, print the fit, store it.
 
-On the twin by default (the procedures drive the twin plant in-process). Nothing is written with
---dry-run, and nothing is written when a procedure fails: CalibrationError reaches the user as one line.
+Without --rig the procedures drive a twin plant in-process (calibration/twin_runs.py). With
+``--rig twin`` (the shipped twin rig, ``--speed`` to run it faster) or ``--rig rig.toml`` they run at
+the rig, through its real drivers (calibration/rig_runs.py); ``model`` has no at-rig form. Nothing is
+written with --dry-run, and nothing is written when a procedure fails: CalibrationError reaches the user
+as one line, after the procedure has said why it stopped and that the servos hold.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ def add_parser(sub) -> None:
         p.add_argument("--store", default="calibrations", help="calibration store folder (default ./calibrations)")
         p.add_argument("--dry-run", action="store_true", help="run and print, write nothing")
         p.add_argument("--operator", default=None, help="who ran it (default: the login name)")
-        p.add_argument("--rig", default=None, help="rig.toml (default: the twin)")
+        p.add_argument("--rig", default=None, help="at the rig: 'twin' (the shipped twin rig) or rig.toml; "
+                                                    "default: the twin plant in-process")
+        p.add_argument("--speed", type=float, default=None, help="--rig twin: model seconds per wall second")
         p.add_argument("--seed", type=int, default=0, help="twin seed")
         p.add_argument("--notes", default="", help="free text kept in the file's provenance")
         if name in ("sea", "servo-zero", "moment-arms", "model"):
@@ -41,6 +46,12 @@ def add_parser(sub) -> None:
             p.add_argument("--cal", default=None, help="ATI .cal file (default: the twin's)")
             p.add_argument("--tool", type=float, nargs=6, default=[0, 0, 0, 0, 0, 0],
                            metavar=("DX", "DY", "DZ", "RX", "RY", "RZ"), help="tool transform (mm, degrees)")
+        if name in ("sea", "servo-zero", "moment-arms"):
+            p.add_argument("--tendons", nargs="+", default=None, metavar="TENDON",
+                           help="at the rig: only these tendons (moment-arms: the sweep order, each once)")
+        if name == "mocap":
+            p.add_argument("--jig", type=float, nargs=4, default=None, metavar=("MCP_AB", "MCP_FE", "PIP", "DIP"),
+                           help="at the rig: the jig's joint angles (deg; default the Flex pose 0 30 45 30)")
         if name == "model":
             p.add_argument("--params", nargs="+", default=["coulomb", "a", "Kx"],
                            help="which of coulomb damping a b Kx Ky mu_x mu_y to fit")
@@ -54,10 +65,10 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.calibration import twin_runs
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
 
-    if args.rig is not None:
-        raise ValueError("calibrating on real hardware (--rig) is not built yet; run on the twin (no --rig)")
     proc = args.procedure
-    if proc == "sea":
+    if args.rig is not None:
+        result = _at_rig(args)
+    elif proc == "sea":
         degree = args.degree if args.degree == "auto" else int(args.degree)
         result = twin_runs.run_sea(args.seed, args.perturbation, degree)
     elif proc == "servo-zero":
@@ -86,6 +97,44 @@ def main(args: argparse.Namespace) -> int:
     path = CalibrationStore(args.store).save(record)
     print(f"written {path} (now current)")
     return 0
+
+
+def _at_rig(args: argparse.Namespace):
+    """Start the rig (the twin rig, or rig.toml's devices), run the procedure through its drivers, stop it."""
+    import sys
+    from dataclasses import replace
+    from pathlib import Path
+
+    from uartlab.calibration import rig_runs
+    from uartlab.sim.names import TENDONS, tendon_index
+
+    from .rig import Rig
+    from .run_cli import rig_config
+
+    proc = args.procedure
+    if proc == "model":
+        raise ValueError("calibrate model fits recorded trials by simulation; it has no --rig form")
+    config = rig_config(None if args.rig == "twin" else Path(args.rig), args.speed)
+    if args.rig == "twin":
+        perturbation = getattr(args, "perturbation", 0.0)
+        config = replace(config, twin=replace(config.twin, seed=args.seed, perturbation=perturbation))
+    tendons = tuple(TENDONS[tendon_index(t)] for t in args.tendons) if getattr(args, "tendons", None) else None
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    with Rig(config) as rig:
+        if proc == "sea":
+            degree = args.degree if args.degree == "auto" else int(args.degree)
+            ask = None if rig_runs.twin_plant(rig) is not None else input
+            return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say)
+        if proc == "servo-zero":
+            return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say)
+        if proc == "nano17":
+            return rig_runs.run_nano17(rig, args.cal, tuple(args.tool), say=say)
+        if proc == "mocap":
+            return rig_runs.run_mocap(rig, jig_deg=args.jig, say=say)
+        return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, say=say)
 
 
 def _login() -> str:
