@@ -49,6 +49,8 @@ def add_parser(sub) -> None:
         if name in ("sea", "servo-zero", "moment-arms"):
             p.add_argument("--tendons", nargs="+", default=None, metavar="TENDON",
                            help="at the rig: only these tendons (moment-arms: the sweep order, each once)")
+        if name == "moment-arms":
+            p.add_argument("--amplitude-mm", type=float, default=15.0, help="at the rig: each pull's excursion")
         if name == "mocap":
             p.add_argument("--jig", type=float, nargs=4, default=None, metavar=("MCP_AB", "MCP_FE", "PIP", "DIP"),
                            help="at the rig: the jig's joint angles (deg; default the Flex pose 0 30 45 30)")
@@ -134,7 +136,7 @@ def _at_rig(args: argparse.Namespace):
             return rig_runs.run_nano17(rig, args.cal, tuple(args.tool), say=say)
         if proc == "mocap":
             return rig_runs.run_mocap(rig, jig_deg=args.jig, say=say)
-        return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, say=say)
+        return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3, say=say)
 
 
 def _login() -> str:

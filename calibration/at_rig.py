@@ -91,7 +91,7 @@ class RigProbe:
             yield self
             if moves:
                 self.command(self.start_m)
-                self.wait(0.5)
+                self.settle()
         except BaseException as exc:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
             how = self.hold() if moves else "the servos were not moved"
@@ -130,6 +130,20 @@ class RigProbe:
                                        f"tendon {TENDONS[k]}")
         self.rig.actuators.command(x)
         self.goal_m = x.copy()
+
+    def settle(self, within_m: float = 0.5e-3, timeout_s: float = 5.0) -> None:
+        """Wait (rig time) until no servo is moving and each is within ``within_m`` of its goal: whatever
+        comes next (a hold, the next procedure, a person placing the finger) starts from rest."""
+        end = time.monotonic() + timeout_s / self.time_scale
+        while True:
+            sample = self.read()
+            if not sample.moving.any() and np.all(np.abs(sample.excursion_m - self.goal_m) <= within_m):
+                return
+            if time.monotonic() > end:
+                off_mm = np.abs(sample.excursion_m - self.goal_m).max() * 1e3
+                raise CalibrationError(self.name, f"the servos did not reach their goals within {timeout_s:g} s "
+                                                  f"(off by up to {off_mm:.1f} mm): blocked?")
+            self.wait(0.05)
 
     # ------------------------------------------------------------ time and streams
     def wait(self, protocol_s: float) -> None:

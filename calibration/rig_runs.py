@@ -35,6 +35,7 @@ SEA_MAX_TRAVEL_M = 0.058
 # the step-size guess, low so that most steps land short of the load rather than overshoot it
 IN_SITU_STIFFNESS_N_PER_M = 150.0
 IN_SITU_MAX_N = 6.0  # in situ the finger is the anchor: it flexes to its stops first (FDP: 7.3 N at 58 mm)
+MAX_JIG_MOTION_M = 0.002  # est.: 10x Motive's marker noise; more and the finger is not held by the jig
 
 
 def twin_plant(rig):
@@ -236,6 +237,10 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
             rig.place_finger(pose, None)
             probe.wait(1.0)
         frames = probe.fresh("mocap", ("markers_m",), duration_s)["markers_m"]
+    moved_m = np.nanmax(np.ptp(frames, axis=0)) if np.isfinite(frames).any() else 0.0
+    if moved_m > MAX_JIG_MOTION_M:  # the offsets follow from the jig's angles: a finger that moves spoils them
+        raise CalibrationError("mocap", f"a marker moved {moved_m * 1e3:.1f} mm during the recording: is the finger "
+                                        "held in the jig?")
     result = mocap.fit_mocap(finger, nominal, frames, q)
     M, o = result.motive_from_world
     lines = [f"base frame: origin {np.round(o * 1e3, 2).tolist()} mm",
