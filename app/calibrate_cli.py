@@ -36,8 +36,9 @@ def add_parser(sub) -> None:
         p.add_argument("--seed", type=int, default=0, help="twin seed")
         p.add_argument("--notes", default="", help="free text kept in the file's provenance")
         if name in ("sea", "servo-zero", "moment-arms", "model"):
-            p.add_argument("--perturbation", type=float, default=0.1 if name != "model" else 0.2,
-                           help="twin: relative spread of its true parameters around the defaults")
+            p.add_argument("--perturbation", type=float, default=None,
+                           help="twin: relative spread of its true parameters around the defaults "
+                                "(twin plant: 0.1, model 0.2; --rig twin: the rig file's, 0)")
         if name == "sea":
             p.add_argument("--degree", default="1", choices=("1", "2", "auto"), help="fit degree")
         if name == "servo-zero":
@@ -68,6 +69,8 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
 
     proc = args.procedure
+    if args.rig is None and getattr(args, "perturbation", 0.0) is None:
+        args.perturbation = 0.2 if proc == "model" else 0.1
     if args.rig is not None:
         result = _at_rig(args)
     elif proc == "sea":
@@ -118,7 +121,8 @@ def _at_rig(args: argparse.Namespace):
         raise ValueError("calibrate model fits recorded trials by simulation; it has no --rig form")
     config = rig_config(None if args.rig == "twin" else Path(args.rig), args.speed)
     if args.rig == "twin":
-        perturbation = getattr(args, "perturbation", 0.0)
+        given = getattr(args, "perturbation", None)  # the twin plant's default (0.1) is not the twin rig's
+        perturbation = given if given is not None else config.twin.perturbation
         config = replace(config, twin=replace(config.twin, seed=args.seed, perturbation=perturbation))
     tendons = tuple(TENDONS[tendon_index(t)] for t in args.tendons) if getattr(args, "tendons", None) else None
 

@@ -75,13 +75,16 @@ def collect_sea_hanging_weights(probe: RigProbe, tendon: str, masses_kg: np.ndar
 def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None = None, degree: int | str = 1,
             reference: Callable[[str], Callable[[], float]] | None = None, ask: Callable[[str], str] | None = None,
             say=None) -> Result:
-    """SEA per tendon at the rig, loading then unloading. With an in-line reference (``reference(tendon)``
-    -> a reader of newtons; the twin's by default on a twin rig) the tendon is reeled in and out through
-    the servo until the reference reads each load; on hardware without one the operator hangs weights
-    (``ask`` prompts and waits). The pot comes through the DAQ, ratiometrically corrected."""
+    """SEA per tendon at the rig, loading then unloading. With ``ask`` (a prompt that returns when the
+    operator presses Enter) the operator hangs weights on the unhooked tendon and the servo holds;
+    otherwise an in-line reference (``reference(tendon)`` -> a reader of newtons; the twin's by default on
+    a twin rig) is read while the tendon is reeled in and out through the servo until it reads each load.
+    The pot comes through the DAQ, ratiometrically corrected."""
     plant = twin_plant(rig)
     loads = sea.load_schedule(IN_SITU_MAX_N) if loads_N is None else np.asarray(loads_N, float)
-    if reference is None and plant is not None:
+    if ask is not None:
+        reference = None
+    elif reference is None and plant is not None:
         reference = lambda t: twin_reference(plant, t)  # noqa: E731
     if reference is None and ask is None:
         raise CalibrationError("sea", "no reference load: on hardware give an in-line load cell or hang weights "
@@ -98,7 +101,7 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
                                            settle_s=0.4 / scale, step_s=0.1 / scale,
                                            max_travel_m=SEA_MAX_TRAVEL_M, stiffness_N_per_m=IN_SITU_STIFFNESS_N_PER_M)
                 probe.command(np.where(np.arange(6) == i, probe.start_m, probe.goal_m))  # as found, for the next
-                probe.wait(0.5)
+                probe.settle()
             else:
                 d = collect_sea_hanging_weights(probe, t, loads / G_M_PER_S2, ask)
             f = sea.fit_sea(t, d.volts, d.loads_N, d.loading, degree)

@@ -1,8 +1,8 @@
 """Each procedure end to end on the twin plant (in-process): collect, fit, and the store's tables.
 
 Every function returns (values, residuals, method, report lines) and raises CalibrationError before
-anything could be written. The CLI (`uartlab calibrate ...`) calls these; `--rig rig.toml` procedures on
-the real hardware collect through the drivers instead (not built yet).
+anything could be written. The CLI (`uartlab calibrate ...`) calls these without --rig; with
+`--rig twin|rig.toml` the same fits run on data collected at a rig through its drivers (rig_runs.py).
 """
 
 from __future__ import annotations

@@ -154,6 +154,17 @@ def test_a_failure_at_the_rig_leaves_the_servos_holding(rig, capsys):
     assert "calibration" not in [s.name for s in rig.hub._subs]   # the probe left the hub
 
 
+def test_hanging_weights_prompt_in_order_and_a_pot_that_does_not_move_is_refused(rig):
+    """The hardware path (the operator hangs masses when asked): on the twin nothing is hung, so the pot
+    stays put and the fit refuses it by name; the prompts came up then down, one per mass."""
+    prompts = []
+    with pytest.raises(CalibrationError, match="SEA FDS: the pot moved only"):
+        rig_runs.run_sea(rig, ("FDS",), loads_N=load_schedule(3.0, 4), ask=prompts.append)
+    grams = [int(re.search(r"(\d+) g", p).group(1)) for p in prompts]
+    assert grams == [51, 136, 221, 306, 221, 136, 51] and prompts[0].startswith("SEA FDS: hang")
+    _assert_holding(rig, rig_runs.twin_plant(rig))
+
+
 def _assert_holding(rig, plant):
     """Torque on, and the servos stay where they stopped (goal = the position when held; a servo still
     moving then brakes on its profile, up to ~4 mm at full speed, and comes back to it)."""
