@@ -52,6 +52,9 @@ def add_parser(sub) -> None:
                            help="at the rig: only these tendons (moment-arms: the sweep order, each once)")
         if name == "moment-arms":
             p.add_argument("--amplitude-mm", type=float, default=15.0, help="at the rig: each pull's excursion")
+            p.add_argument("--spring-n-per-mm", type=float, nargs="+", default=None, metavar="K",
+                           help="at the rig: the SEA springs' rated stiffness, one for all or six in tendon order "
+                                "(default the model's nominal 0.3 N/mm)")
         if name == "mocap":
             p.add_argument("--jig", type=float, nargs=4, default=None, metavar=("MCP_AB", "MCP_FE", "PIP", "DIP"),
                            help="at the rig: the jig's joint angles (deg; default the Flex pose 0 30 45 30)")
@@ -140,7 +143,13 @@ def _at_rig(args: argparse.Namespace):
             return rig_runs.run_nano17(rig, args.cal, tuple(args.tool), say=say)
         if proc == "mocap":
             return rig_runs.run_mocap(rig, jig_deg=args.jig, say=say)
-        return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3, say=say)
+        k = None
+        if args.spring_n_per_mm is not None:
+            if len(args.spring_n_per_mm) not in (1, 6) or min(args.spring_n_per_mm) <= 0:
+                raise ValueError(f"--spring-n-per-mm needs one or six positive values, got {args.spring_n_per_mm}")
+            k = [v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm))
+        return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
+                                        spring_stiffness_N_per_m=k, say=say)
 
 
 def _login() -> str:

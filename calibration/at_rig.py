@@ -118,7 +118,9 @@ class RigProbe:
         return self.rig.actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:
-        """Six goals (m, + = reeled in), each within ``max_travel_m`` of where the procedure began."""
+        """Six goals (m, + = reeled in), each within ``max_travel_m`` of where the procedure began; never
+        after a device fault (the hub's fault events are taken first)."""
+        self.pump()
         x = np.asarray(excursion_m, dtype=float).reshape(-1)
         if self.start_m is not None:
             far = np.flatnonzero(np.abs(x - self.start_m) > self.max_travel_m)

@@ -271,6 +271,8 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
     nominal = FingerParams.uart()
     k = np.asarray(nominal.input_stiffness_N_per_m if spring_stiffness_N_per_m is None
                    else spring_stiffness_N_per_m, float)
+    if k.shape != (6,) or not np.all(k > 0):
+        raise CalibrationError("moment-arms", f"spring stiffness needs six positive values (N/m), got {k.tolist()}")
     with RigProbe(rig, say) as probe:
         if start_pose and getattr(rig, "places_finger_itself", False):
             rig.place_finger(start_pose, None)
@@ -298,7 +300,7 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
                          + (f" {err[j] * 1e3:21.3f}" if j in err else ""))
     values, residuals = moment_arms.record_values(fits)
     method = (f"{_where(rig)}: ACT, raised-cosine pulls through the servos ({' '.join(order)}), angles from the "
-              "mocap joints stream, path = excursion - F/k")
+              f"mocap joints stream, path = excursion - F/k (k {np.round(k * 1e-3, 3).tolist()} N/mm)")
     return values, residuals, method, lines
 
 

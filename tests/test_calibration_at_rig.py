@@ -124,10 +124,10 @@ def test_moment_arms_at_the_rig_come_near_the_twins(rig):
     assert set(values["moment_arms"]) == set(TENDONS)
     for t in TENDONS:
         assert residuals[t]["path_rms_mm"] < 0.5       # the fitter's own acceptance
-    # tolerance (4x twin, once round; docs/calibration.md): the flexors' MCP_FE and PIP within 2.5 mm RMS,
-    # every curve within 8 mm
+    # tolerance (4x twin, once round, 8 s pulls; docs/calibration.md): FDP at MCP_FE and PIP and FDS at PIP
+    # within 1.5 mm RMS over the poses visited (measured 0.25-0.6), every curve within 8 mm (measured <= 3)
     for key in (("FDP", "MCP_FE"), ("FDP", "PIP"), ("FDS", "PIP")):
-        assert errors_mm[key] < 2.5, (key, errors_mm[key])
+        assert errors_mm[key] < 1.5, (key, errors_mm[key])
     assert max(errors_mm.values()) < 8.0, errors_mm
 
 
@@ -175,3 +175,20 @@ def _assert_holding(rig, plant):
     sample = rig.actuators.read()
     assert not sample.moving.any()
     assert np.allclose(sample.excursion_m, first, atol=1e-4)
+
+
+def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written(rig, tmp_path):
+    """Last in the file: the fault ends the rig's actuator stream for good (a real servo needs a reboot)."""
+    plant = rig_runs.twin_plant(rig)
+    said = []
+
+    def reference_that_faults_a_servo():
+        if not said:
+            said.append("faulted")
+            plant.inject_overload(3)          # DI shuts down with Overload while FDP is being loaded
+        return 0.0
+    with pytest.raises(CalibrationError, match="a device failed: .*overload"):
+        rig_runs.run_sea(rig, ("FDP",), loads_N=np.array([3.0]), reference=lambda t: reference_that_faults_a_servo,
+                         say=said.append)
+    assert "torque off" in said[-1] and "nothing written" in said[-1]
+    assert not any(s.torque_on for s in plant.servos)
