@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
+from uartlab.sim.names import TENDONS
 
 from .errors import CalibrationError
 
@@ -95,7 +96,9 @@ class RigProbe:
         except BaseException as exc:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
             how = self.hold() if moves else "the servos were not moved"
-            self.say(f"{name} calibration stopped: {reason}; {how}; nothing written")
+            message = f"{name} calibration stopped: {reason}; {how}; nothing written"
+            self.rig.hub.event("calibration", "calibration", message)  # for whoever records or shows the rig
+            self.say(message)
             raise
         if moves:
             self.hold()
@@ -125,7 +128,6 @@ class RigProbe:
         if self.start_m is not None:
             far = np.flatnonzero(np.abs(x - self.start_m) > self.max_travel_m)
             if far.size:
-                from uartlab.sim.names import TENDONS
                 k = int(far[0])
                 raise CalibrationError(self.name, f"a goal {(x[k] - self.start_m[k]) * 1e3:+.1f} mm from the start "
                                                   f"exceeds the {self.max_travel_m * 1e3:g} mm travel limit",

@@ -14,6 +14,7 @@ cell on its DAQ, so its reference is the tension the twin carries plus 10 mN of 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -91,8 +92,8 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
                                       "(the CLI asks for each mass)")
     scale = rig.time_scale
     fits = []
-    truth = " (true v0, gain)" if plant is not None else ""
-    lines = [f"{'SEA':4} {'v0 [V]':>8} {'gain [N/V]':>11} {'rms [N]':>8} {'max [N]':>8} {'hyst [N]':>9}  {truth}"]
+    truth = "   (true v0, gain)" if plant is not None else ""
+    lines = [f"{'SEA':4} {'v0 [V]':>8} {'gain [N/V]':>11} {'rms [N]':>8} {'max [N]':>8} {'hyst [N]':>9}{truth}"]
     with RigProbe(rig, say) as probe, probe.procedure("sea"):
         for t in tendons:
             i = tendon_index(t)
@@ -306,8 +307,6 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
 
 def _sweep(probe: RigProbe, i: int, amplitude_m: float, ramp_s: float, command_period_s: float = 0.02) -> None:
     """One raised-cosine pull of tendon i and back, goals sent every ``command_period_s`` of host time."""
-    import time
-
     goal = probe.goal_m.copy()
     base = goal[i]
     t0 = time.monotonic()
