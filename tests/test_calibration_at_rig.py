@@ -68,6 +68,29 @@ def test_cli_a_sweep_with_no_motion_writes_nothing(tmp_path, capsys):
     assert not store.exists() or CalibrationStore(store).current("moment_arms") is None
 
 
+def test_cli_at_a_rig_file_writes_a_mocap_record_its_joint_estimator_uses(tmp_path, capsys):
+    """--rig FILE (here a copy of the twin rig at 4x naming a store): the mocap record it writes is what a
+    rig with real mocap builds its joint estimator from; it reads the twin's pose back from its markers."""
+    from importlib import resources
+
+    from uartlab.app.rig_config import load_rig_config
+    from uartlab.drivers.twins.plant import Plant
+
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    text = text.replace('store = ""', 'store = "cal"').replace("speed = 1.0", f"speed = {SPEED}.0")
+    rig_file = tmp_path / "rig.toml"
+    rig_file.write_text(text)
+    assert main(["calibrate", "mocap", "--rig", str(rig_file), "--store", str(tmp_path / "cal")]) == 0
+    assert "written" in capsys.readouterr().out
+    config = load_rig_config(rig_file)
+    real_mocap = replace(config, mocap=replace(config.mocap, backend="real"))
+    plant = Plant()
+    names = [m.name for m in plant.markers]
+    estimator = RigCalibrations(real_mocap).mocap_estimator(names)
+    error_deg = np.degrees(np.abs(estimator.estimate(plant.mocap_markers()).angles_rad - plant.state()[8:12]))
+    assert error_deg.max() < 1.5                           # one frame, with the twin's marker noise
+
+
 # ------------------------------------------------------------------ one rig for the procedures
 @pytest.fixture(scope="module")
 def rig():
