@@ -30,7 +30,8 @@ from .errors import CalibrationError
 Result = tuple[dict, dict, str, list[str]]
 G_M_PER_S2 = 9.80665
 TWIN_REFERENCE_NOISE_N = 0.01
-# est.: 8 N in situ flexes the finger to its stops first; the twin's FDP takes ~50 mm to 8 N (27 mm of it spring)
+# measured: in situ the finger flexes to its stops before the spring takes the load; the twin's FDP read
+# 5.0 N at 40 mm and 7.3 N at 58 mm (6 N: 20 mm of spring). Just inside the probe's 60 mm travel limit.
 SEA_MAX_TRAVEL_M = 0.058
 # est.: the SEA spring (300 N/m) in series with the finger: servo-zero measures 165-300 N/m on the twin;
 # the step-size guess, low so that most steps land short of the load rather than overshoot it
