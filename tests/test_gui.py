@@ -310,7 +310,7 @@ def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
     text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
     rig_toml = tmp_path / "rig.toml"
     # 1x: GUI, host, live model and twin share one process (one GIL); a faster twin can starve a stream
-    # past the 0.25 s stale limit on a busy machine, and the run would (rightly) trip.
+    # past its stale limit (rig.toml [interlocks]) on a busy machine, and the run would (rightly) trip.
     rig_toml.write_text(text, encoding="utf-8")
     window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
     window.rig_panel.config_edit.setText(str(rig_toml))
