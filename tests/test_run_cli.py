@@ -64,6 +64,32 @@ def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
         assert f.length("model") > 0                      # the live model ran beside it ...
         said = [e.message for e in f.events() if e.kind == "calibration"]
         assert any("live model uses model (coulomb)" in m for m in said), said  # ... with the store's values
+    assert_compare_takes_the_sessions_calibrations(path, tmp_path)
+
+
+def assert_compare_takes_the_sessions_calibrations(path: Path, tmp_path: Path) -> None:
+    """`uartlab compare` without --params re-simulates with what the live model ran with: the calibrations
+    embedded in the file; two sessions recorded under different ones are not one parameter set."""
+    import shutil
+
+    import h5py
+    from uartlab.app.compare.cli import load_param_sets
+    from uartlab.app.compare.measured import CompareError
+    from uartlab.calibration import model_fit
+
+    (calibrated,) = load_param_sets(None, None, [str(path)])
+    assert calibrated.label == "calibrated" and "model (coulomb)" in calibrated.source
+    assert model_fit.get_param(calibrated.finger.params, "coulomb") == pytest.approx(0.02)
+    other = tmp_path / "other.h5"
+    shutil.copy(path, other)
+    with h5py.File(other, "r+") as f:
+        group = f["config/calibration/calibrations/model"]
+        (name,) = list(group)
+        text = group[name][()].decode("utf-8").replace("coulomb = 0.02", "coulomb = 0.03")
+        del group[name]
+        group[name] = text
+    with pytest.raises(CompareError, match=f"{other} was recorded with another model calibration"):
+        load_param_sets(None, None, [str(path), str(other)])
 
 
 def test_bad_input_is_one_line_and_nothing_moves(tmp_path, capsys):
