@@ -54,9 +54,10 @@ def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: Fin
     """Fit ``names`` to the recordings from ``start``: (values, residuals, method, report lines)."""
     recs = sessions.recordings
     fit = model_fit.fit_model(start, recs, names, executor=executor)
-    if len(fit.undetermined) == len(names):
-        raise CalibrationError("model", f"none of {', '.join(names)} is determined by these trials:\n  "
-                               + "\n  ".join(model_fit.report_lines(fit)))
+    if len(fit.undetermined) == len(names):  # a record would change nothing: say so instead of writing one
+        sigmas = ", ".join(f"{n} {fit.std_factor[n] * 100:.0f} %" for n in names)
+        raise CalibrationError("model", f"none of {', '.join(names)} is determined by these trials (1-sigma "
+                                        f"{sigmas}; at the search limit: {', '.join(fit.at_bound) or 'none'})")
     trials = sorted({r.name for r in recs})
     files = ", ".join(sessions.paths)
     lines = [f"{len(recs)} trials ({', '.join(trials)}) from {files}; start: {start_source}", *sessions.notes,

@@ -13,9 +13,10 @@ autocorrelations of 0.1-0.55 and tau comes to about 2.
 
 What this sigma does not contain: errors that are the same over a whole trial and are not noise — the start
 state measured in the 0.1 s before actuation (the contact surface is placed from that force), a sensor's
-calibration or tare, what the model leaves out. On the twin rig they make the fitted contact stiffness a
-few sigma off (documented in docs/calibration.md); read sigma as "the noise along the trials allows this
-much", and compare fits from different trials or sessions for the rest.
+calibration or tare, what the model leaves out. On twin-rig sessions they put the fitted Coulomb
+coefficient 3-4 sigma (3-7 %) from the twin's truth and the contact law's a up to 7 sigma (docs/calibration.md);
+read sigma as "the noise along the trials allows this much", and compare fits from other trials or sessions
+for the rest.
 
 Parameters are log-scale factors, so a sigma of 0.05 is about ±5 %. Two reports beside the sigmas: a
 parameter whose sigma is infinite (the data do not move it at all) or above ``UNDETERMINED_LOG_SIGMA`` is

@@ -1,7 +1,7 @@
 """`uartlab calibrate model --session`: the model fitted to a session recorded through the whole stack (the
 twin rig's MX-64 bus, USB-6210 over gRPC, Motive over NatNet, IK, the protocol runner, the recorder). The
 twin's "true" finger is FingerParams.uart().perturbed(0.15, 0); the fit starts from it with the Coulomb
-coefficient 30 % high and must bring it back."""
+coefficient 30 % high and the contact law's a 30 % low and must bring both back."""
 
 from __future__ import annotations
 
@@ -22,19 +22,18 @@ from uartlab.app.rig_config import parse_rig_config
 from uartlab.app.session import RecordingSession
 from uartlab.calibration.applied import calibrated_params
 from uartlab.calibration.errors import CalibrationError
-from uartlab.calibration.model_fit import set_params
+from uartlab.calibration.model_fit import get_param, set_params
 from uartlab.calibration.store import CalibrationStore
 from uartlab.protocols.suite import parse_suite
 from uartlab.sim import FingerParams
 
 pytestmark = pytest.mark.realtime
 
-PERTURBATION, SPEED = 0.15, 2.0   # the twin's truth: uart().perturbed(0.15, seed 0); at 2x to keep it short
-START_FACTOR = 1.3                # the fit starts with the Coulomb coefficient 30 % off
-# Tolerance 10 %: on three twin-rig sessions the fitted Coulomb coefficient came back +5.5 to +6.8 % of the
-# truth (a bias through IK, SEA pots and servo profiles, larger than the fit's noise sigma of 1.5-1.9 %:
-# docs/calibration.md), against 0.5 % for the same fit on the bare plant (test_calibration_identification).
-TOLERANCE = 0.10
+PERTURBATION, SPEED = 0.15, 1.0   # the twin's truth: uart().perturbed(0.15, seed 0); real time (2x trips under load)
+START_FACTORS = {"coulomb": 1.3, "a": 0.7}   # where the fit starts, relative to the twin's truth
+# Tolerances, about twice the largest error seen: on seven twin-rig sessions (two at 2x, five at 1x on a
+# machine loaded to 7 on 2 cores) the same fit came back within 1.1 % (coulomb) and 5.3 % (a) of the truth.
+TOLERANCE = {"coulomb": 0.03, "a": 0.10}
 FREE, CONTACT = "free/FDP", "contact/Curl/FDP+ED@67.5deg"
 SUITE = f"""
 [suite]
@@ -65,7 +64,8 @@ return = true
 """
 
 
-def _record(path) -> list[str]:
+def _record(path) -> tuple[list[str], str]:
+    """(each trial's outcome, how the run ended)."""
     text = files("uartlab.app").joinpath("data/twin_rig.toml").read_text(encoding="utf-8")
     text = text.replace("perturbation = 0.0 ", f"perturbation = {PERTURBATION} ")
     text = text.replace("speed = 1.0 ", f"speed = {SPEED} ")
@@ -78,7 +78,8 @@ def _record(path) -> list[str]:
         try:
             experiment.start(preflight_timeout_s=10.0)
             assert experiment.wait(120.0)
-            return [r.outcome for r in experiment.status().results]
+            status = experiment.status()
+            return [r.outcome for r in status.results], f"{status.phase}: {status.fault_reason}"
         finally:
             experiment.close()
             session.close()
@@ -92,13 +93,13 @@ def session_file(tmp_path_factory):
     gc.freeze()
     try:
         for _ in range(2):  # a loaded 2-core machine can still trip a stale-stream interlock: once more
-            outcomes = _record(path)
+            outcomes, ended = _record(path)
             if outcomes == ["settled", "settled"]:
                 return path
             path.unlink(missing_ok=True)
     finally:
         gc.unfreeze()
-    pytest.skip(f"the twin rig did not complete the suite twice ({outcomes}): a rig problem, not the fit's")
+    pytest.skip(f"the twin rig did not complete the suite twice ({outcomes}, {ended}): a rig problem, not the fit's")
 
 
 def test_session_trials_are_what_compare_reads_resampled(session_file):
@@ -121,27 +122,28 @@ def test_session_trials_are_what_compare_reads_resampled(session_file):
 
 def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, capsys):
     truth = FingerParams.uart().perturbed(PERTURBATION, 0)
-    start = set_params(truth, {"coulomb": truth.coulomb_coefficient_m * START_FACTOR})
+    start = set_params(truth, {n: get_param(truth, n) * f for n, f in START_FACTORS.items()})
     start.to_toml(tmp_path / "start.toml")
     store = tmp_path / "calibrations"
     t0 = time.monotonic()
-    assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "--start",
+    assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "a", "--start",
                  str(tmp_path / "start.toml"), "--workers", "2", "--store", str(store), "--operator", "ci"]) == 0
     seconds = time.monotonic() - t0
     out = capsys.readouterr().out
     assert f"2 trials ({CONTACT}, {FREE})" in out and "rms angle" in out and "1-sigma" in out, out
     params, sources = calibrated_params(CalibrationStore(store))
-    assert sources and sources[0].startswith("model (coulomb) from")
-    fitted = params.coulomb_coefficient_m
-    assert fitted == pytest.approx(truth.coulomb_coefficient_m, rel=TOLERANCE), (fitted, truth.coulomb_coefficient_m)
-    assert fitted != start.coulomb_coefficient_m
+    assert sources and sources[0].startswith("model (a, coulomb) from")
     record = CalibrationStore(store).current("model")
-    assert record.values["start"]["coulomb"] == pytest.approx(start.coulomb_coefficient_m)
-    sigma = record.residuals["std_log_factor"]["coulomb"]
-    assert 0.0 < sigma < 0.1                                        # determined, and not pretending to be exact
+    for name, tolerance in TOLERANCE.items():
+        fitted, true = get_param(params, name), get_param(truth, name)
+        sigma = record.residuals["std_log_factor"][name]
+        print(f"{name}: fitted {fitted:.5g}, truth {true:.5g} ({fitted / true - 1:+.2%}), 1-sigma {sigma:.2%}")
+        assert fitted == pytest.approx(true, rel=tolerance), name
+        assert record.values["start"][name] == pytest.approx(get_param(start, name))
+        assert 0.0 < sigma < 0.1                                    # determined, and not pretending to be exact
     assert record.residuals["rms_angle_deg"] < record.residuals["rms_angle_deg_start"]
-    print(f"fitted coulomb {fitted:.5g} (truth {truth.coulomb_coefficient_m:.5g}, 1-sigma {sigma:.2%}), "
-          f"{seconds:.1f} s")
+    assert record.residuals["rms_force_N"] < 0.5 * record.residuals["rms_force_N_start"]
+    print(f"calibrate model --session: {seconds:.1f} s")
 
 
 def test_dry_run_writes_nothing(session_file, tmp_path, capsys):
