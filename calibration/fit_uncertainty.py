@@ -13,10 +13,10 @@ autocorrelations of 0.1-0.55 and tau comes to about 2.
 
 What this sigma does not contain: errors that are the same over a whole trial and are not noise — the start
 state measured in the 0.1 s before actuation (the contact surface is placed from that force), a sensor's
-calibration or tare, what the model leaves out. On twin-rig sessions they put the fitted Coulomb
-coefficient 3-4 sigma (3-7 %) from the twin's truth and the contact law's a up to 7 sigma (docs/calibration.md);
-read sigma as "the noise along the trials allows this much", and compare fits from other trials or sessions
-for the rest.
+calibration or tare, what the model leaves out. On twin-rig sessions the fitted values were up to 6 sigma
+from the twin's truth (coulomb within 1.1 %, a within 5.3 %; from a free-motion trial alone coulomb 6 % off at
+1-sigma 1.3 %: docs/calibration.md); read sigma as "the noise along the trials allows this much", and
+compare fits from other trials or sessions for the rest.
 
 Parameters are log-scale factors, so a sigma of 0.05 is about ±5 %. Two reports beside the sigmas: a
 parameter whose sigma is infinite (the data do not move it at all) or above ``UNDETERMINED_LOG_SIGMA`` is

@@ -5,9 +5,10 @@ and the contact law a, b, Kx, Ky, mu_x, mu_y (paper eqs. 15 and 19-23). Each rec
 re-simulated from its measured start (joint angles, tendon tensions, the surface where it really was)
 with its measured tendon excursions as inputs (so the servos' own lag is in the data, not in the
 residual); the residual is the joint-angle error (per 1 deg) and the fingertip-force error (per 10 mN)
-at the recording's samples. scipy's trust-region least squares drives it, with the finite-difference
-Jacobian's simulations farmed out to a concurrent.futures.Executor (calibration/executors.py): every
-column is an independent simulation.
+at the recording's samples. A coarse scan of each parameter picks the start (the cost has local minima
+where the pad switches between sticking and sliding), then scipy's trust-region least squares drives it,
+with the scan's and the finite-difference Jacobian's simulations farmed out to a
+concurrent.futures.Executor (calibration/executors.py): every one is an independent simulation.
 
 Parameters are fitted as log-scale factors on the starting values, so all are positive and of order one.
 Identifiability is reported, not assumed: the standard error of each factor from the Jacobian at the

@@ -1,7 +1,10 @@
 """`uartlab calibrate model --session`: the model fitted to a session recorded through the whole stack (the
 twin rig's MX-64 bus, USB-6210 over gRPC, Motive over NatNet, IK, the protocol runner, the recorder). The
 twin's "true" finger is FingerParams.uart().perturbed(0.15, 0); the fit starts from it with the Coulomb
-coefficient 30 % high and the contact law's a 30 % low and must bring both back."""
+coefficient 30 % high and must bring it back. The contact law's a is recovered from a session written from the
+model (app/compare/synthetic.py, sensor noise, no rig): one contact trial does not determine it (the cost
+along a is flat within a few % of the noise level and ragged with stick/slip, docs/calibration.md), four do.
+The bad-file tests spoil that written session, so they do not depend on the rig."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 import pytest
 from uartlab.app.cli import main
 from uartlab.app.compare.measured import load_trials
+from uartlab.app.compare.synthetic import write_model_session
 from uartlab.app.experiment import Experiment
 from uartlab.app.model_sessions import read_session_recordings
 from uartlab.app.rig import Rig
@@ -22,18 +26,23 @@ from uartlab.app.rig_config import parse_rig_config
 from uartlab.app.session import RecordingSession
 from uartlab.calibration.applied import calibrated_params
 from uartlab.calibration.errors import CalibrationError
-from uartlab.calibration.model_fit import get_param, set_params
+from uartlab.calibration.executors import executor_for
+from uartlab.calibration.model_fit import fit_model, get_param, set_params
 from uartlab.calibration.store import CalibrationStore
 from uartlab.protocols.suite import parse_suite
 from uartlab.sim import FingerParams
+from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
 pytestmark = pytest.mark.realtime
 
 PERTURBATION, SPEED = 0.15, 1.0   # the twin's truth: uart().perturbed(0.15, seed 0); real time (2x trips under load)
-START_FACTORS = {"coulomb": 1.3, "a": 0.7}   # where the fit starts, relative to the twin's truth
-# Tolerances, about twice the largest error seen: on seven twin-rig sessions (two at 2x, five at 1x on a
-# machine loaded to 7 on 2 cores) the same fit came back within 1.1 % (coulomb) and 5.3 % (a) of the truth.
-TOLERANCE = {"coulomb": 0.03, "a": 0.10}
+START_FACTOR = 1.3   # the fit starts with the twin's Coulomb coefficient 30 % high
+# Tolerance about three times the largest error seen: on five twin-rig sessions (2x and 1x, the machine loaded
+# to 7 on 2 cores) the fit came back within 1.1 % of the truth (1-sigma 0.15-0.4 %).
+TOLERANCE = 0.03
+# the written session: free FDP and four contact trials; the fit starts at the defaults, 20-25 % off. On three
+# noise seeds: coulomb within 1.0 %, a within 3.7 % (1-sigma 0.15 % and 0.7 %).
+SYNTHETIC_TOLERANCE = {"coulomb": 0.03, "a": 0.08}
 FREE, CONTACT = "free/FDP", "contact/Curl/FDP+ED@67.5deg"
 SUITE = f"""
 [suite]
@@ -102,6 +111,34 @@ def session_file(tmp_path_factory):
     pytest.skip(f"the twin rig did not complete the suite twice ({outcomes}, {ended}): a rig problem, not the fit's")
 
 
+SYNTHETIC_TRUTH = {"coulomb": 0.8, "a": 1.25}   # relative to the UART defaults, where the fit starts
+
+
+@pytest.fixture(scope="module")
+def synthetic_file(tmp_path_factory):
+    """A session in the rig's layout written from the model (app/compare/synthetic.py), with sensor noise: no
+    rig, so the reader's and the fit's own errors show without the rig's."""
+    base = FingerParams.uart()
+    truth = set_params(base, {n: get_param(base, n) * f for n, f in SYNTHETIC_TRUTH.items()})
+    path = tmp_path_factory.mktemp("synthetic") / "model.h5"
+    trials = [free_motion_trial("FDP"), contact_trial("Curl", "FDP", "ED"), contact_trial("Hook", "FDP", "ED"),
+              contact_trial("Curl", "FDS", "LUM"), contact_trial("Hook", "FDS", "DI")]
+    write_model_session(path, trials, truth, angle_noise_deg=0.3, force_noise_N=0.01)
+    return path, truth
+
+
+def test_a_written_session_gives_back_its_true_parameters(synthetic_file):
+    path, truth = synthetic_file
+    sessions = read_session_recordings([path])
+    with executor_for(None, workers=2) as ex:
+        fit = fit_model(FingerParams.uart(), sessions.recordings, tuple(SYNTHETIC_TRUTH), executor=ex)
+    for name in SYNTHETIC_TRUTH:
+        error = fit.values[name] / get_param(truth, name) - 1
+        print(f"{name}: {error:+.2%} of the truth, 1-sigma {fit.std_factor[name]:.2%}")
+        assert abs(error) < SYNTHETIC_TOLERANCE[name], name
+    assert not fit.undetermined
+
+
 def test_session_trials_are_what_compare_reads_resampled(session_file):
     sessions = read_session_recordings([session_file])
     free, contact = sessions.recordings
@@ -122,28 +159,27 @@ def test_session_trials_are_what_compare_reads_resampled(session_file):
 
 def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, capsys):
     truth = FingerParams.uart().perturbed(PERTURBATION, 0)
-    start = set_params(truth, {n: get_param(truth, n) * f for n, f in START_FACTORS.items()})
+    start = set_params(truth, {"coulomb": truth.coulomb_coefficient_m * START_FACTOR})
     start.to_toml(tmp_path / "start.toml")
     store = tmp_path / "calibrations"
     t0 = time.monotonic()
-    assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "a", "--start",
+    assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "--start",
                  str(tmp_path / "start.toml"), "--workers", "2", "--store", str(store), "--operator", "ci"]) == 0
     seconds = time.monotonic() - t0
     out = capsys.readouterr().out
     assert f"2 trials ({CONTACT}, {FREE})" in out and "rms angle" in out and "1-sigma" in out, out
     params, sources = calibrated_params(CalibrationStore(store))
-    assert sources and sources[0].startswith("model (a, coulomb) from")
+    assert sources and sources[0].startswith("model (coulomb) from")
     record = CalibrationStore(store).current("model")
-    for name, tolerance in TOLERANCE.items():
-        fitted, true = get_param(params, name), get_param(truth, name)
-        sigma = record.residuals["std_log_factor"][name]
-        print(f"{name}: fitted {fitted:.5g}, truth {true:.5g} ({fitted / true - 1:+.2%}), 1-sigma {sigma:.2%}")
-        assert fitted == pytest.approx(true, rel=tolerance), name
-        assert record.values["start"][name] == pytest.approx(get_param(start, name))
-        assert 0.0 < sigma < 0.1                                    # determined, and not pretending to be exact
+    fitted, true = params.coulomb_coefficient_m, truth.coulomb_coefficient_m
+    sigma = record.residuals["std_log_factor"]["coulomb"]
+    print(f"coulomb: fitted {fitted:.5g}, truth {true:.5g} ({fitted / true - 1:+.2%}), 1-sigma {sigma:.2%}; "
+          f"calibrate model --session took {seconds:.1f} s")
+    assert fitted == pytest.approx(true, rel=TOLERANCE)
+    assert record.values["start"]["coulomb"] == pytest.approx(start.coulomb_coefficient_m)
+    assert 0.0 < sigma < 0.1                                        # determined, and not pretending to be exact
     assert record.residuals["rms_angle_deg"] < record.residuals["rms_angle_deg_start"]
     assert record.residuals["rms_force_N"] < 0.5 * record.residuals["rms_force_N_start"]
-    print(f"calibrate model --session: {seconds:.1f} s")
 
 
 def test_dry_run_writes_nothing(session_file, tmp_path, capsys):
@@ -156,6 +192,7 @@ def test_dry_run_writes_nothing(session_file, tmp_path, capsys):
 
 
 def _spoilt(session_file, tmp_path, name, spoil):
+    """A copy of the written session with ``spoil`` applied to it through h5py."""
     path = tmp_path / name
     shutil.copy(session_file, path)
     with h5py.File(path, "r+") as f:
@@ -166,7 +203,8 @@ def _spoilt(session_file, tmp_path, name, spoil):
 def _nan(*datasets):
     def spoil(f):
         for name in datasets:
-            f[name][...] = np.nan
+            if name in f:
+                f[name][...] = np.nan
     return spoil
 
 
@@ -177,11 +215,12 @@ def _nan(*datasets):
     ("no_wrench.h5", _nan("streams/daq/wrench", "streams/runner/wrench"),
      f"no_wrench.h5#2 {CONTACT} (repeat 1): a surface-contact trial without the Nano17 wrench"),
 ])
-def test_a_bad_session_is_one_error_naming_file_and_trial_and_nothing_is_written(session_file, tmp_path, capsys,
+def test_a_bad_session_is_one_error_naming_file_and_trial_and_nothing_is_written(synthetic_file, tmp_path, capsys,
                                                                                name, spoil, message):
-    path = _spoilt(session_file, tmp_path, name, spoil)
+    good, _ = synthetic_file
+    path = _spoilt(good, tmp_path, name, spoil)
     with pytest.raises(CalibrationError, match="model calibration") as info:
-        read_session_recordings([session_file, path])
+        read_session_recordings([good, path])
     assert message in str(info.value)
     store = tmp_path / "calibrations"
     assert main(["calibrate", "model", "--session", str(path), "--params", "coulomb", "--store", str(store)]) == 2
@@ -190,7 +229,8 @@ def test_a_bad_session_is_one_error_naming_file_and_trial_and_nothing_is_written
     assert not store.exists()
 
 
-def test_bad_requests_are_refused(session_file, tmp_path, capsys):
+def test_bad_requests_are_refused(synthetic_file, tmp_path, capsys):
+    session_file, _ = synthetic_file
     text = tmp_path / "notes.h5"
     text.write_text("not HDF5", encoding="utf-8")
     store = tmp_path / "calibrations"
