@@ -7,16 +7,17 @@ counts the m residuals as independent errors. Ours are time series — joint ang
 and the m samples hold fewer independent ones. We correct by the integrated autocorrelation time
 tau = 1 + 2 sum_k rho_k of the residuals (pooled over every series: one trial's one joint or force axis;
 summed up to the first lag whose autocorrelation is no longer positive, Geyer's initial positive sequence):
-for regressors as smooth as our Jacobian columns the variance of the estimate grows by about tau. On a
-twin-rig session (tests/test_calibration_sessions.py) the residuals at the true parameters have lag-1
-autocorrelations of 0.1-0.55 and tau comes to about 2.
+for regressors as smooth as our Jacobian columns the variance of the estimate grows by about tau. On
+twin-rig sessions (tests/test_calibration_sessions.py) the residuals at the true parameters have lag-1
+autocorrelations of 0.1-0.55, and at the fits tau came to 1.1-5 (sigma x1.06-2.3). The Jacobian is the
+caller's: model_fit passes one by central differences over ±3 % (it says why).
 
 What this sigma does not contain: errors that are the same over a whole trial and are not noise — the start
 state measured in the 0.1 s before actuation (the contact surface is placed from that force), a sensor's
-calibration or tare, what the model leaves out. On twin-rig sessions the fitted values were up to 6 sigma
-from the twin's truth (coulomb within 1.1 %, a within 5.3 %; from a free-motion trial alone coulomb 6 % off at
-1-sigma 1.3 %: docs/calibration.md); read sigma as "the noise along the trials allows this much", and
-compare fits from other trials or sessions for the rest.
+calibration or tare, what the model leaves out; nor the raggedness of the cost in contact (stick and slip
+make the simulated force jump as a parameter moves by a few percent). Measured in docs/calibration.md:
+coulomb comes back up to 5 sigma off, a from one contact trial up to 15. Read sigma as "the noise along the
+trials allows this much", and compare fits from other trials or sessions for the rest.
 
 Parameters are log-scale factors, so a sigma of 0.05 is about ±5 %. Two reports beside the sigmas: a
 parameter whose sigma is infinite (the data do not move it at all) or above ``UNDETERMINED_LOG_SIGMA`` is

@@ -242,3 +242,25 @@ def test_bad_requests_are_refused(synthetic_file, tmp_path, capsys):
         assert main(["calibrate", "model", *argv, "--workers", "1", "--store", str(store)]) == 2
         assert message in capsys.readouterr().err
     assert not store.exists()
+
+
+def test_what_the_trials_cannot_determine_is_said_and_not_written(synthetic_file, tmp_path, capsys):
+    path, truth = synthetic_file
+    store = tmp_path / "calibrations"
+    # no trial slides sideways: mu_y does not move the residual at all
+    assert main(["calibrate", "model", "--session", str(path), "--trial", FREE, CONTACT, "--params", "coulomb",
+                 "mu_y", "--workers", "2", "--store", str(store), "--operator", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "mu_y is not determined by these trials (1-sigma inf %): not written" in out, out
+    record = CalibrationStore(store).current("model")
+    assert set(record.values["fitted"]) == {"coulomb"} and set(record.values["not_determined"]) == {"mu_y"}
+    params, _ = calibrated_params(CalibrationStore(store))
+    assert params.contact.mu_y == FingerParams.uart().contact.mu_y
+    assert params.coulomb_coefficient_m == pytest.approx(truth.coulomb_coefficient_m, rel=0.03)
+
+
+def test_a_fit_that_does_not_converge_is_an_error(synthetic_file, tmp_path):
+    path, _ = synthetic_file
+    recordings = read_session_recordings([path], [FREE]).recordings
+    with pytest.raises(CalibrationError, match="did not converge in 2 evaluations"):
+        fit_model(FingerParams.uart(), recordings, ("coulomb",), max_iterations=1)
