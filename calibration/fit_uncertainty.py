@@ -16,7 +16,7 @@ What this sigma does not contain: errors that are the same over a whole trial an
 state measured in the 0.1 s before actuation (the contact surface is placed from that force), a sensor's
 calibration or tare, what the model leaves out; nor the raggedness of the cost in contact (stick and slip
 make the simulated force jump as a parameter moves by a few percent). Measured in docs/calibration.md:
-coulomb comes back up to 5 sigma off, a from one contact trial up to 15. Read sigma as "the noise along the
+coulomb comes back up to 7 sigma off, a from one contact trial up to 15. Read sigma as "the noise along the
 trials allows this much", and compare fits from other trials or sessions for the rest.
 
 Parameters are log-scale factors, so a sigma of 0.05 is about ±5 %. Two reports beside the sigmas: a
