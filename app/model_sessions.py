@@ -26,7 +26,7 @@ from .compare.measured import CompareError, load_trials
 class SessionRecordings:
     paths: list[str]
     recordings: list[model_fit.TrialRecording]
-    notes: list[str]        # one per trial skipped (not settled)
+    notes: list[str]        # trials skipped (not settled), and what the reader noted about a trial used
 
 
 def read_session_recordings(paths: Sequence[str | os.PathLike], trial_names: Sequence[str] | None = None
@@ -44,8 +44,9 @@ def read_session_recordings(paths: Sequence[str | os.PathLike], trial_names: Seq
                 f"{label}: {why}" for label, why in skipped) + ")", os.fspath(path))
         trials += found
         notes += [f"skipped {label}: {why}" for label, why in skipped]
-    recordings = [recording_from_trial(t) for t in select_trials(trials, trial_names)]
-    return SessionRecordings([os.fspath(p) for p in paths], recordings, notes)
+    chosen = select_trials(trials, trial_names)
+    notes += [f"{t.label}: {note}" for t in chosen for note in t.notes]  # e.g. an untared Nano17
+    return SessionRecordings([os.fspath(p) for p in paths], [recording_from_trial(t) for t in chosen], notes)
 
 
 def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: FingerParams,

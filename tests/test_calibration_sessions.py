@@ -264,3 +264,10 @@ def test_a_fit_that_does_not_converge_is_an_error(synthetic_file, tmp_path):
     recordings = read_session_recordings([path], [FREE]).recordings
     with pytest.raises(CalibrationError, match="did not converge in 2 evaluations"):
         fit_model(FingerParams.uart(), recordings, ("coulomb",), max_iterations=1)
+
+
+def test_what_the_reader_notes_about_a_trial_is_passed_on(tmp_path):
+    path = tmp_path / "untared.h5"
+    write_model_session(path, [contact_trial("Curl", "FDP", "ED")], tared=False)
+    (note,) = read_session_recordings([path]).notes
+    assert note.startswith(f"untared.h5#1 {CONTACT} (repeat 1): the Nano17 was not tared"), note
