@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from uartlab.calibration import model_fit
 from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.session_trials import recording_from_trial, select_trials
+from uartlab.calibration.trial_jackknife import jackknife_sigma
 from uartlab.sim import FingerParams
 
 from .compare.measured import CompareError, load_trials
@@ -50,9 +51,10 @@ def read_session_recordings(paths: Sequence[str | os.PathLike], trial_names: Seq
 
 
 def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: FingerParams,
-                 executor: Executor | None = None, start_source: str = "UART defaults"
+                 executor: Executor | None = None, start_source: str = "UART defaults", jackknife: bool = False
                  ) -> tuple[dict, dict, str, list[str]]:
-    """Fit ``names`` to the recordings from ``start``: (values, residuals, method, report lines)."""
+    """Fit ``names`` to the recordings from ``start``: (values, residuals, method, report lines). With
+    ``jackknife``, also the between-trial 1-sigma (calibration/trial_jackknife.py: one refit per trial)."""
     recs = sessions.recordings
     fit = model_fit.fit_model(start, recs, names, executor=executor)
     if len(fit.undetermined) == len(names):  # a record would change nothing: say so instead of writing one
@@ -64,6 +66,15 @@ def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: Fin
     lines = [f"{len(recs)} trials ({', '.join(trials)}) from {files}; start: {start_source}", *sessions.notes,
              *model_fit.report_lines(fit)]
     values, residuals = model_fit.record_values(fit)
+    if jackknife:
+        sigma, k = jackknife_sigma(fit, recs, executor)
+        if sigma:
+            lines.append(f"between-trial 1-sigma (jackknife, {k} refits with one trial left out): "
+                         + ", ".join(f"{n} {s * 100:.2f} %" for n, s in sigma.items()))
+            residuals |= {"jackknife_std_log_factor": sigma, "jackknife_refits": k}
+        else:
+            lines.append(f"between-trial 1-sigma: not available ({k} refits with one trial left out were "
+                         "possible; it needs two)")
     method = f"sessions {files}: least squares over {len(recs)} recorded trials ({', '.join(trials)}), " \
              f"start {start_source}"
     return values, residuals, method, lines

@@ -35,6 +35,7 @@ from .errors import CalibrationError
 from .fit_uncertainty import Uncertainty, uncertainty
 
 PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y")
+CONTACT_PARAMETERS = ("a", "b", "Kx", "Ky", "mu_x", "mu_y")  # need a surface-contact trial
 ANGLE_SCALE_RAD = np.radians(1.0)
 FORCE_SCALE_N = 0.01
 DIFF_STEP = 1e-3     # relative step of the finite differences (log factors)
@@ -173,7 +174,7 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
                                         f"{', '.join(PARAMETERS)}")
     if not recordings:
         raise CalibrationError("model", "no recorded trials to fit")
-    if any(n in ("a", "b", "Kx", "Ky", "mu_x", "mu_y") for n in names) and not any(r.contact for r in recordings):
+    if any(n in CONTACT_PARAMETERS for n in names) and not any(r.contact for r in recordings):
         raise CalibrationError("model", "contact parameters need at least one surface-contact trial")
     for r in recordings:
         if r.t_s.size < 10 or np.any(np.diff(r.t_s) <= 0):

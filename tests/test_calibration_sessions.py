@@ -29,6 +29,7 @@ from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.executors import executor_for
 from uartlab.calibration.model_fit import fit_model, get_param, set_params
 from uartlab.calibration.store import CalibrationStore
+from uartlab.calibration.trial_jackknife import jackknife_sigma
 from uartlab.protocols.suite import parse_suite
 from uartlab.sim import FingerParams
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
@@ -132,11 +133,15 @@ def test_a_written_session_gives_back_its_true_parameters(synthetic_file):
     sessions = read_session_recordings([path])
     with executor_for(None, workers=2) as ex:
         fit = fit_model(FingerParams.uart(), sessions.recordings, tuple(SYNTHETIC_TRUTH), executor=ex)
+        between, refits = jackknife_sigma(fit, sessions.recordings, ex)
+    assert refits == 5 and not fit.undetermined
     for name in SYNTHETIC_TRUTH:
         error = fit.values[name] / get_param(truth, name) - 1
-        print(f"{name}: {error:+.2%} of the truth, 1-sigma {fit.std_factor[name]:.2%}")
+        print(f"{name}: {error:+.2%} of the truth, 1-sigma {fit.std_factor[name]:.2%}, "
+              f"between trials {between[name]:.2%}")
         assert abs(error) < SYNTHETIC_TOLERANCE[name], name
-    assert not fit.undetermined
+        # the trials disagree by more than the noise along them says, and that spread covers the error
+        assert between[name] > fit.std_factor[name] and abs(error) < 3 * between[name], name
 
 
 def test_session_trials_are_what_compare_reads_resampled(session_file):
@@ -164,7 +169,8 @@ def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, c
     store = tmp_path / "calibrations"
     t0 = time.monotonic()
     assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "--start",
-                 str(tmp_path / "start.toml"), "--workers", "2", "--store", str(store), "--operator", "ci"]) == 0
+                 str(tmp_path / "start.toml"), "--workers", "2", "--store", str(store), "--operator", "ci",
+                 "--jackknife"]) == 0
     seconds = time.monotonic() - t0
     out = capsys.readouterr().out
     assert f"2 trials ({CONTACT}, {FREE})" in out and "rms angle" in out and "1-sigma" in out, out
@@ -173,8 +179,10 @@ def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, c
     record = CalibrationStore(store).current("model")
     fitted, true = params.coulomb_coefficient_m, truth.coulomb_coefficient_m
     sigma = record.residuals["std_log_factor"]["coulomb"]
-    print(f"coulomb: fitted {fitted:.5g}, truth {true:.5g} ({fitted / true - 1:+.2%}), 1-sigma {sigma:.2%}; "
-          f"calibrate model --session took {seconds:.1f} s")
+    between = record.residuals["jackknife_std_log_factor"]["coulomb"]
+    print(f"coulomb: fitted {fitted:.5g}, truth {true:.5g} ({fitted / true - 1:+.2%}), 1-sigma {sigma:.2%}, "
+          f"between the two trials {between:.2%}; calibrate model --session --jackknife took {seconds:.1f} s")
+    assert "between-trial 1-sigma (jackknife, 2 refits with one trial left out): coulomb" in out
     assert fitted == pytest.approx(true, rel=TOLERANCE)
     assert record.values["start"]["coulomb"] == pytest.approx(start.coulomb_coefficient_m)
     assert 0.0 < sigma < 0.1                                        # determined, and not pretending to be exact
@@ -238,7 +246,7 @@ def test_bad_requests_are_refused(synthetic_file, tmp_path, capsys):
                           (["--session", str(session_file), "--trial", "free/XYZ"], "no trial named 'free/XYZ'"),
                           (["--session", str(session_file), "--trial", FREE, "--params", "a"],
                            "contact parameters need at least one surface-contact trial"),
-                          (["--start", str(text)], "--trial and --start need --session")):
+                          (["--start", str(text)], "--trial, --start and --jackknife need --session")):
         assert main(["calibrate", "model", *argv, "--workers", "1", "--store", str(store)]) == 2
         assert message in capsys.readouterr().err
     assert not store.exists()
