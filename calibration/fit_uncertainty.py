@@ -17,7 +17,8 @@ state measured in the 0.1 s before actuation (the contact surface is placed from
 calibration or tare, what the model leaves out; nor the raggedness of the cost in contact (stick and slip
 make the simulated force jump as a parameter moves by a few percent). Measured in docs/calibration.md:
 coulomb comes back up to 7 sigma off, a from one contact trial up to 15. Read sigma as "the noise along the
-trials allows this much", and compare fits from other trials or sessions for the rest.
+trials allows this much"; the spread between trials (calibration/trial_jackknife.py, `--jackknife`) measures
+the rest.
 
 Parameters are log-scale factors, so a sigma of 0.05 is about ±5 %. Two reports beside the sigmas: a
 parameter whose sigma is infinite (the data do not move it at all) or above ``UNDETERMINED_LOG_SIGMA`` is
