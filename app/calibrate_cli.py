@@ -52,7 +52,9 @@ def add_parser(sub) -> None:
             p.add_argument("--trial", nargs="+", default=None, metavar="NAME",
                            help="with --session: only these trials (every repeat, across files)")
             p.add_argument("--start", default=None, metavar="PARAMS.toml",
-                           help="with --session: start from these model parameters (default: the UART defaults)")
+                           help="with --session: start from these model parameters (default: what the sessions "
+                                "were recorded with - the UART defaults and the moment arms and model values "
+                                "calibrated then)")
             p.add_argument("--jackknife", action="store_true",
                            help="with --session: also the between-trial 1-sigma (one more fit per trial)")
         p.set_defaults(run=main)
@@ -86,13 +88,16 @@ def main(args: argparse.Namespace) -> int:
                 result = twin_runs.run_model(tuple(args.params), ex, args.seed, args.perturbation)
         else:
             from uartlab.app.model_sessions import fit_sessions, read_session_recordings
+            from uartlab.app.session_params import recorded_params
             from uartlab.sim import FingerParams
 
-            start = FingerParams.from_toml(args.start) if args.start else FingerParams.uart()
             recordings = read_session_recordings(args.session, args.trial)  # bad files: before any worker starts
+            if args.start:
+                start, start_source = FingerParams.from_toml(args.start), args.start
+            else:  # what the sessions' live model ran with: the defaults and the calibrations then current
+                _, start_source, start = recorded_params(args.session)
             with executor_for(args.scheduler, args.workers) as ex:
-                result = fit_sessions(recordings, tuple(args.params), start, ex, args.start or "UART defaults",
-                                      args.jackknife)
+                result = fit_sessions(recordings, tuple(args.params), start, ex, start_source, args.jackknife)
     values, residuals, method, lines = result
     print(f"{proc} calibration ({method})")
     for line in lines:

@@ -16,6 +16,7 @@ import os
 import numpy as np
 from uartlab.sim import Finger, FingerParams
 
+from ..session_params import recorded_params
 from .analysis import ParamSet, compare
 from .measured import CompareError, load_trials
 
@@ -32,39 +33,13 @@ def load_param_sets(params: str | None, params_b: str | None, sessions: list[str
             raise CompareError(f"{path}: no such parameter file")
         sets.append((os.path.splitext(os.path.basename(path))[0], os.path.abspath(path), FingerParams.from_toml(path)))
     if params is None:
-        sets.insert(0, _recorded_params(sessions))
+        try:
+            sets.insert(0, recorded_params(sessions))
+        except ValueError as exc:
+            raise CompareError(str(exc)) from None
     if len(sets) == 2 and sets[0][0] == sets[1][0]:
         sets = [("A", *sets[0][1:]), ("B", *sets[1][1:])]
     return [ParamSet(label, source, Finger(p)) for label, source, p in sets]
-
-
-def _recorded_params(sessions: list[str]) -> tuple[str, str, FingerParams]:
-    """(label, source, params) of the model calibrations the sessions were recorded with. Sessions recorded
-    under different ones are not one parameter set: that is an error asking for --params."""
-    from uartlab.app.replay import SessionFile
-    from uartlab.calibration.applied import MODEL_KINDS, params_with
-    from uartlab.calibration.store import parse_record
-
-    used: dict[str, tuple[str, str]] = {}      # kind -> (text, first session that had it)
-    records = {}
-    for path in sessions:
-        with SessionFile(path) as f:
-            texts = f.calibration_texts
-        for name, text in texts.items():
-            if not name.startswith("calibrations/"):   # the store's files; the rest is what the drivers used
-                continue
-            record = parse_record(text, f"{path}:/config/calibration/{name}")
-            if record.kind not in MODEL_KINDS:
-                continue
-            first = used.setdefault(record.kind, (text, path))
-            if first[0] != text:
-                raise CompareError(f"{path} was recorded with another {record.kind} calibration than {first[1]}; "
-                                   "compare them separately, or give --params")
-            records.setdefault(record.kind, record)
-    if not records:
-        return "defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()
-    params, said = params_with(None, records)
-    return "calibrated", "the shipped defaults with " + "; ".join(said), params
 
 
 def run(sessions: list[str], params: str | None = None, params_b: str | None = None, out: str | None = None,
