@@ -64,6 +64,16 @@ def add_parser(sub) -> None:
             p.add_argument("--scheduler", default=None,
                            help="dask scheduler address tcp://host:8786 (default: local processes)")
             p.add_argument("--workers", type=int, default=None, help="local worker processes")
+            p.add_argument("--session", nargs="+", default=None, metavar="FILE.h5",
+                           help="fit to these recorded sessions (default: trials recorded on the twin)")
+            p.add_argument("--trial", nargs="+", default=None, metavar="NAME",
+                           help="with --session: only these trials (every repeat, across files)")
+            p.add_argument("--start", default=None, metavar="PARAMS.toml",
+                           help="with --session: start from these model parameters (default: what the sessions "
+                                "were recorded with - the UART defaults and the moment arms and model values "
+                                "calibrated then)")
+            p.add_argument("--jackknife", action="store_true",
+                           help="with --session: also the between-trial 1-sigma (one more fit per trial)")
         p.set_defaults(run=main)
 
 
@@ -90,8 +100,23 @@ def main(args: argparse.Namespace) -> int:
     else:
         from uartlab.calibration.executors import executor_for
 
-        with executor_for(args.scheduler, args.workers) as ex:
-            result = twin_runs.run_model(tuple(args.params), ex, args.seed, args.perturbation)
+        if args.session is None and (args.trial or args.start or args.jackknife):
+            raise ValueError("calibrate model: --trial, --start and --jackknife need --session FILE.h5")
+        if args.session is None:
+            with executor_for(args.scheduler, args.workers) as ex:
+                result = twin_runs.run_model(tuple(args.params), ex, args.seed, args.perturbation)
+        else:
+            from uartlab.app.model_sessions import fit_sessions, read_session_recordings
+            from uartlab.app.session_params import recorded_params
+            from uartlab.sim import FingerParams
+
+            recordings = read_session_recordings(args.session, args.trial)  # bad files: before any worker starts
+            if args.start:
+                start, start_source = FingerParams.from_toml(args.start), args.start
+            else:  # what the sessions' live model ran with: the defaults and the calibrations then current
+                _, start_source, start = recorded_params(args.session)
+            with executor_for(args.scheduler, args.workers) as ex:
+                result = fit_sessions(recordings, tuple(args.params), start, ex, start_source, args.jackknife)
     values, residuals, method, lines = result
     print(f"{proc} calibration ({method})")
     for line in lines:

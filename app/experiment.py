@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.drivers.interfaces import DeviceError
-from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S, InterlockLimits, Interlocks, Observation
+from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observation
 from uartlab.protocols.runner import Action, Phase, Pretension, Runner, RunnerEvent, TrialResult
 from uartlab.protocols.suite import Suite, SuiteTrial
 
@@ -50,7 +50,6 @@ from .streams import Record
 
 log = logging.getLogger(__name__)
 PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
-JOINTS_MAX_AGE_S = 0.5           # est.: IK solves every frame at 1x; 0.5 s without one = bones not tracked
 TERMINAL = (Phase.DONE, Phase.ABORTED, Phase.FAULT)
 
 
@@ -82,9 +81,9 @@ class Experiment:
         self.rig, self.suite, self.session = rig, suite, session
         self.control_rate_hz = control_rate_hz
         self.time_scale = rig.time_scale
-        ages = dict(DEFAULT_MAX_STREAM_AGE_S)
-        if rig.joints is not None:
-            ages["joints"] = JOINTS_MAX_AGE_S
+        ages = dict(rig.config.interlocks.max_stream_age_s)   # rig.toml [interlocks]
+        if rig.joints is None:
+            ages.pop("joints")
         self._streams = tuple(ages)
         place = setup or self._place_finger
         self.runner = Runner(suite, Interlocks(InterlockLimits.from_suite(suite.limits, ages)), safe_action,

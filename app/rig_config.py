@@ -23,6 +23,7 @@ from uartlab.drivers.mx64 import CENTER_TICKS
 from uartlab.drivers.mx64_bus import WATCHDOG_MS
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry
 from uartlab.drivers.usb6210 import parse_channels
+from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.toml_lines import line_of_key
 
@@ -95,6 +96,16 @@ class RecordingConfig:
     flush_interval_s: float = 1.0
 
 
+# How long each stream may go quiet before a run trips (s): the protocol's defaults (see there why 0.25 s),
+# and the joints (IK of each mocap frame) 0.5 s: bones untracked that long are lost.
+DEFAULT_MAX_STREAM_AGE_S = {**PROTOCOL_MAX_STREAM_AGE_S, "joints": 0.5}
+
+
+@dataclass(frozen=True)
+class InterlocksConfig:
+    max_stream_age_s: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MAX_STREAM_AGE_S))
+
+
 @dataclass(frozen=True)
 class RigConfig:
     source: str = "<defaults>"
@@ -106,6 +117,7 @@ class RigConfig:
     twin: TwinConfig = field(default_factory=TwinConfig)
     recording: RecordingConfig = field(default_factory=RecordingConfig)
     calibration_store: Path | None = None   # [calibration] store: the folder of `uartlab calibrate` results
+    interlocks: InterlocksConfig = field(default_factory=InterlocksConfig)
 
     @property
     def uses_twin(self) -> bool:
@@ -325,6 +337,13 @@ def _calibration(t: _Table, base: Path | None) -> Path | None:
     return path if path.is_absolute() or base is None else base / path
 
 
+def _interlocks(t: _Table) -> InterlocksConfig:
+    ages = {stream: t.number(f"{stream}_max_age_s", default, positive=True)
+            for stream, default in DEFAULT_MAX_STREAM_AGE_S.items()}
+    t.done()
+    return InterlocksConfig(ages)
+
+
 # ------------------------------------------------------------------ entry points
 def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None) -> RigConfig:
     """Validate rig.toml text; ``name`` goes into messages, ``base`` resolves relative file paths."""
@@ -338,7 +357,7 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     daq = _daq(root.table("daq"))
     config = RigConfig(name, actuators, daq, _sea(root.table("sea"), daq), _nano17(root.table("nano17"), base, daq),
                        _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")),
-                       _calibration(root.table("calibration"), base))
+                       _calibration(root.table("calibration"), base), _interlocks(root.table("interlocks")))
     root.done()
     return config
 

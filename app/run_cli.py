@@ -83,8 +83,10 @@ def main(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
     try:
         with Rig(config) as rig:
-            live = _live_model(rig, suite, args)  # before the session, so its `model` stream is recorded
+            live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
             session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
+            for source in sources:  # into the session's events: which calibrations the model ran with
+                rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
             try:
                 status = _run(exp, estop, quiet=args.json)
@@ -102,15 +104,20 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _live_model(rig, suite: Suite, args: argparse.Namespace):
-    """The bond-graph model beside the rig (app/live_model.py), started; None with --no-live-model."""
+    """(the bond-graph model beside the rig (app/live_model.py), started, or None with --no-live-model;
+    where its parameters came from). ``--params`` is a whole parameter set, used as given; without it the
+    UART defaults with the rig's calibrated moment arms and model values (the calibration store's)."""
     if getattr(args, "no_live_model", False):
-        return None
+        return None, []
     from uartlab.sim import Finger, FingerParams
 
     from .live_model import LiveModel
 
-    params = FingerParams.from_toml(args.params) if getattr(args, "params", None) else FingerParams.uart()
-    return LiveModel(rig.hub, Finger(params), suite, time_scale=rig.time_scale).start()
+    if getattr(args, "params", None):
+        params, sources = FingerParams.from_toml(args.params), [f"parameters {args.params}"]
+    else:
+        params, sources = rig.model_params()
+    return LiveModel(rig.hub, Finger(params), suite, time_scale=rig.time_scale).start(), sources
 
 
 def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite:

@@ -11,6 +11,10 @@ at_rig.py's RigProbe):
     mocap.py         the finger's base frame in Motive and the marker offsets on each bone
     moment_arms.py   r_T,j(theta) by the ACT method: tendon excursion against joint angles
     model_fit.py     friction, damping and contact-law parameters by least squares over simulations
+    fit_uncertainty.py  the fit's 1-sigma and correlations, for residuals that are time series
+    trial_jackknife.py  the between-trial 1-sigma: the fit repeated with each trial left out
+    session_trials.py   recorded session trials (read by app's compare reader) as the fit's recordings
+    executors.py     local processes or a dask cluster for the fit's simulations
     store.py         versioned, dated TOML files with provenance; the current set; staleness
     applied.py       the model's parameters with the store's moment arms and model values applied
     twin_runs.py     each procedure end to end on a twin plant in-process

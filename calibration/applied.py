@@ -18,17 +18,26 @@ from uartlab.sim import FingerParams
 from .model_fit import set_params
 from .store import CalibrationRecord, CalibrationStore
 
+MODEL_KINDS = ("moment_arms", "model")   # the calibration kinds that are model parameters
+
 
 def calibrated_params(store: CalibrationStore, base: FingerParams | None = None) -> tuple[FingerParams, list[str]]:
     """(params, sources): ``base`` with the store's current moment_arms and model records applied, and one
     line per record used (its kind and file), for the run's log and the session's events."""
+    return params_with(base, {kind: store.current(kind) for kind in MODEL_KINDS})
+
+
+def params_with(base: FingerParams | None, records: dict[str, CalibrationRecord | None]) -> tuple[FingerParams,
+                                                                                                  list[str]]:
+    """``base`` (default the UART set) with the given moment_arms and model records applied (either may be
+    absent or None); the sources as ``calibrated_params`` says them."""
     params = base if base is not None else FingerParams.uart()
     sources: list[str] = []
-    arms = store.current("moment_arms")
+    arms = records.get("moment_arms")
     if arms is not None:
         params = with_stored_moment_arms(params, arms)
         sources.append(f"moment_arms from {arms.path}")
-    model = store.current("model")
+    model = records.get("model")
     if model is not None:
         fitted = {name: float(v) for name, v in model.values.get("fitted", {}).items()}
         params = set_params(params, fitted)

@@ -5,14 +5,17 @@ and the contact law a, b, Kx, Ky, mu_x, mu_y (paper eqs. 15 and 19-23). Each rec
 re-simulated from its measured start (joint angles, tendon tensions, the surface where it really was)
 with its measured tendon excursions as inputs (so the servos' own lag is in the data, not in the
 residual); the residual is the joint-angle error (per 1 deg) and the fingertip-force error (per 10 mN)
-at the recording's samples. scipy's trust-region least squares drives it, with the finite-difference
-Jacobian's simulations farmed out to a concurrent.futures.Executor (calibration/executors.py): every
-column is an independent simulation.
+at the recording's samples. A coarse scan of each parameter picks the start (the cost has local minima
+where the pad switches between sticking and sliding), then scipy's trust-region least squares drives it,
+with the scan's and the finite-difference Jacobian's simulations farmed out to a
+concurrent.futures.Executor (calibration/executors.py): every one is an independent simulation.
 
 Parameters are fitted as log-scale factors on the starting values, so all are positive and of order one.
 Identifiability is reported, not assumed: the standard error of each factor from the Jacobian at the
-solution. The joint damping of the UART (0.01 N·mm·s/rad) is far below friction at these speeds and
-usually comes back poorly determined; that is a property of the data, not a fit failure.
+solution, corrected for the time series' correlated residuals, and the correlation of pairs the data
+hardly tell apart (calibration/fit_uncertainty.py). The joint damping of the UART (0.01 N·mm·s/rad) is far
+below friction at these speeds and usually comes back poorly determined; that is a property of the data,
+not a fit failure.
 """
 
 from __future__ import annotations
@@ -29,17 +32,28 @@ from uartlab.sim.params import ContactParams
 from uartlab.sim.surface import PlaneSurface
 
 from .errors import CalibrationError
+from .fit_uncertainty import Uncertainty, uncertainty
 
 PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y")
+CONTACT_PARAMETERS = ("a", "b", "Kx", "Ky", "mu_x", "mu_y")  # need a surface-contact trial
 ANGLE_SCALE_RAD = np.radians(1.0)
 FORCE_SCALE_N = 0.01
 DIFF_STEP = 1e-3     # relative step of the finite differences (log factors)
 MAX_ITERATIONS = 20  # Jacobians; each is one batch of len(names) + 1 simulations per trial
+UNCERTAINTY_STEP = 0.03  # log factors (+-3 %): the slopes the 1-sigma is computed from (see fit_model)
+SCAN_LOG_FACTORS = np.linspace(-0.7, 0.7, 29)  # the coarse scan (see _scan): x0.5 .. x2 in 5 % steps
+SEARCH_LIMIT = 3.0   # log factors: each parameter within e^-3 .. e^3 (1/20 .. 20) of its start
 
 
 @dataclass
 class TrialRecording:
-    """One recorded trial, as the model fit needs it (from a session file or the twin)."""
+    """One recorded trial, as the model fit needs it (from a session file or the twin).
+
+    The surface of a contact trial is either known (``surface``: the twin plant's own plane) or, as in a
+    session file, known only by its angle and the force measured at rest before actuation
+    (``surface_angle_deg``, ``start_tip_force_N``): then each simulation places it the paper's way, pressed
+    in by the deflection that gives that force under the contact law being tried (app/compare/resim.py
+    does the same for `uartlab compare`), so fitting a or b does not also move the surface."""
 
     name: str
     t_s: np.ndarray             # (n,) from actuation start
@@ -49,6 +63,12 @@ class TrialRecording:
     start_theta_rad: np.ndarray
     start_tensions_N: np.ndarray
     surface: PlaneSurface | None
+    surface_angle_deg: float | None = None      # a surface placed from the measured start force (sessions)
+    start_tip_force_N: np.ndarray | None = None  # (3,) world frame, at rest before actuation
+
+    @property
+    def contact(self) -> bool:
+        return self.surface is not None or self.surface_angle_deg is not None
 
 
 def get_param(params: FingerParams, name: str) -> float:
@@ -73,16 +93,32 @@ def set_params(params: FingerParams, values: dict[str, float]) -> FingerParams:
 def simulate_recording(params: FingerParams, rec: TrialRecording) -> tuple[np.ndarray, np.ndarray]:
     """(theta (n, 4), tip force (n, 3)) of the model with ``params`` replaying ``rec``'s inputs."""
     finger = Finger(params)
-    x0 = finger.initial_state(np.degrees(rec.start_theta_rad), rec.start_tensions_N)
+    rom = params.rom_rad  # measured angles can sit a hair outside the model's ROM (mocap noise)
+    theta0 = np.clip(rec.start_theta_rad, rom[:, 0], rom[:, 1])
+    x0 = finger.initial_state(np.degrees(theta0), np.clip(rec.start_tensions_N, 0.0, None))
     inp = table_inputs(rec.t_s - rec.t_s[0], rec.excursion_m - rec.excursion_m[0])
     dt_rec = float(np.median(np.diff(rec.t_s)))
-    res = finger.simulate(x0, inp, rec.surface, t_max=float(rec.t_s[-1] - rec.t_s[0]) + 1e-9,
+    surface = rec.surface if rec.surface is not None else placed_surface(finger, rec, theta0)
+    res = finger.simulate(x0, inp, surface, t_max=float(rec.t_s[-1] - rec.t_s[0]) + 1e-9,
                           stop_at_steady=False, record_dt=dt_rec)
     t = res.t
     theta = np.stack([np.interp(rec.t_s - rec.t_s[0], t, res.x[:, 8 + j]) for j in range(4)], axis=1)
     force = res.fingertip_force_N()
     tip = np.stack([np.interp(rec.t_s - rec.t_s[0], t, force[:, k]) for k in range(3)], axis=1)
     return theta, tip
+
+
+def placed_surface(finger: Finger, rec: TrialRecording, theta_rad: np.ndarray) -> PlaneSurface | None:
+    """The surface at the recorded angle, touching the pad and pressed in so that this finger's contact law
+    (F_N = a |dZ|^b, dZ in mm) gives the normal force measured at rest; None for free motion."""
+    if rec.surface_angle_deg is None:
+        return None
+    normal = PlaneSurface(rec.surface_angle_deg, (0.0, 0.0, 0.0)).normal
+    f_n = float(rec.start_tip_force_N @ normal) if rec.start_tip_force_N is not None else 0.0
+    c = finger.params.contact
+    deflection_m = 1e-3 * (f_n / c.a_N) ** (1.0 / c.b) if f_n > 0.0 else 0.0
+    return PlaneSurface.touching(finger.interaction_point(theta_rad), c.pad_radius_m, rec.surface_angle_deg,
+                                 deflection_m)
 
 
 def _residual_task(task) -> np.ndarray:
@@ -96,7 +132,7 @@ def _residual_task(task) -> np.ndarray:
         except SimulationDiverged:
             theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)
         out.append(((theta - rec.theta_rad) / ANGLE_SCALE_RAD).ravel())
-        if rec.surface is not None:
+        if rec.contact:
             out.append(((tip - rec.tip_force_N) / FORCE_SCALE_N).ravel())
     return np.concatenate(out)
 
@@ -106,13 +142,27 @@ class ModelFit:
     names: tuple[str, ...]
     start: dict[str, float]
     values: dict[str, float]
-    std_factor: dict[str, float]    # 1-sigma of each log factor (0.05 = about +-5 %)
+    std_factor: dict[str, float]    # 1-sigma of each log factor (0.05 = about +-5 %), see fit_uncertainty
     rms_angle_deg: float
     rms_force_N: float
     cost_start: float
     cost: float
     simulations: int
     params: FingerParams
+    rms_angle_deg_start: float = float("nan")
+    rms_force_N_start: float = float("nan")
+    uncertainty: Uncertainty | None = None
+    at_bound: tuple[str, ...] = ()  # stopped at the search's limit (a factor e^3 from the start)
+
+    @property
+    def undetermined(self) -> list[str]:
+        """Parameters these trials do not determine: at the search's limit or with a sigma too large."""
+        loose = self.uncertainty.undetermined(self.names) if self.uncertainty is not None else []
+        return [n for n in self.names if n in loose or n in self.at_bound]
+
+    @property
+    def correlated_pairs(self) -> list[tuple[str, str, float]]:
+        return self.uncertainty.correlated_pairs(self.names) if self.uncertainty is not None else []
 
 
 def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tuple[str, ...],
@@ -124,7 +174,7 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
                                         f"{', '.join(PARAMETERS)}")
     if not recordings:
         raise CalibrationError("model", "no recorded trials to fit")
-    if any(n in ("a", "b", "Kx", "Ky", "mu_x", "mu_y") for n in names) and all(r.surface is None for r in recordings):
+    if any(n in CONTACT_PARAMETERS for n in names) and not any(r.contact for r in recordings):
         raise CalibrationError("model", "contact parameters need at least one surface-contact trial")
     for r in recordings:
         if r.t_s.size < 10 or np.any(np.diff(r.t_s) <= 0):
@@ -159,23 +209,57 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
         return np.stack([(c - f0) / DIFF_STEP for c in cols], axis=1)
 
     r0 = fun(x0)
-    sol = least_squares(fun, x0, jac=jac, method="trf", x_scale=1.0, max_nfev=max_iterations * 2,
-                        xtol=1e-6, ftol=1e-8, gtol=1e-8, bounds=(-3.0, 3.0))
-    if not np.all(np.isfinite(sol.fun)) or sol.status <= 0 and sol.cost >= 0.5 * float(r0 @ r0):
-        raise CalibrationError("model", f"the least-squares fit did not converge ({sol.message})")
-    J = sol.jac
-    # A parameter the data do not move (e.g. mu_y with no sideways slip) has a ~zero Jacobian column: its
-    # standard error is infinite, reported as such rather than letting it spoil the others.
-    dof = max(1, sol.fun.size - len(names))
-    seen = np.linalg.norm(J, axis=0) > 1e-9 * max(1.0, float(np.linalg.norm(J)))
-    std = np.full(len(names), np.inf)
-    if seen.any():
-        Js = J[:, seen]
-        std[seen] = np.sqrt(np.clip(np.diag(np.linalg.pinv(Js.T @ Js)) * (2 * sol.cost / dof), 0, None))
+    z0 = _scan(x0, batch, cache)
+    sol = least_squares(fun, z0, jac=jac, method="trf", x_scale=1.0, max_nfev=max_iterations * 2,
+                        xtol=1e-6, ftol=1e-8, gtol=1e-8, bounds=(-SEARCH_LIMIT, SEARCH_LIMIT))
+    if not np.all(np.isfinite(sol.fun)):
+        raise CalibrationError("model", "the least-squares fit did not converge (a simulation diverged at the end)")
+    if sol.status <= 0:  # the evaluation budget ran out before any of the tolerances was met
+        raise CalibrationError("model", f"the least-squares fit did not converge in {sol.nfev} evaluations "
+                                        f"(cost {0.5 * float(r0 @ r0):.4g} -> {sol.cost:.4g}): fit fewer "
+                                        "parameters or start nearer (--start)")
+    # The uncertainty from a central-difference Jacobian over +-UNCERTAINTY_STEP, not the fit's own: stiction
+    # and contact stick-slip make the simulated response jump at small scales, and the 0.1 % steps that
+    # steer the fit well measured slopes up to 5x too steep there (sigma 5x too small) on a twin-rig session.
+    zs = [sol.x + sign * UNCERTAINTY_STEP * e for e in np.eye(len(names)) for sign in (1.0, -1.0)]
+    ends = batch(zs)
+    jac_wide = np.stack([(ends[2 * i] - ends[2 * i + 1]) / (2 * UNCERTAINTY_STEP) for i in range(len(names))], axis=1)
+    unc = uncertainty(jac_wide, sol.fun, _residual_blocks(recs))
     fitted = dict(zip(names, values_of(sol.x), strict=True))
+    at_bound = tuple(n for n, z in zip(names, sol.x, strict=True) if abs(z) > 0.99 * SEARCH_LIMIT)
     ang, frc = _split_rms(sol.fun, recs)
-    return ModelFit(tuple(names), start, fitted, dict(zip(names, std.tolist(), strict=True)), ang, frc,
-                    0.5 * float(r0 @ r0), float(sol.cost), count[0], set_params(params, fitted))
+    ang0, frc0 = _split_rms(r0, recs)
+    return ModelFit(tuple(names), start, fitted, dict(zip(names, unc.sigma.tolist(), strict=True)), ang, frc,
+                    0.5 * float(r0 @ r0), float(sol.cost), count[0], set_params(params, fitted), ang0, frc0, unc,
+                    at_bound)
+
+
+def _scan(z: np.ndarray, batch, cache: dict[bytes, np.ndarray]) -> np.ndarray:
+    """A coarse start for the local fit: each parameter in turn set to the best of SCAN_LOG_FACTORS around
+    its current value (the others held). Why: in contact, whether the pad sticks or slides switches with
+    the friction and contact values, so the cost has shelves and local minima — on a twin-rig session the
+    Coulomb coefficient's cost had one 8 % above the truth at twice the minimum's cost, where the local
+    fit from 30 % off stopped. The simulations of each sweep are one batch (parallel on the executor)."""
+    z = z.copy()
+    best = float(cache[z.tobytes()] @ cache[z.tobytes()])
+    for i in range(z.size):
+        tries = [np.where(np.arange(z.size) == i, np.clip(z[i] + f, -SEARCH_LIMIT, SEARCH_LIMIT), z)
+                 for f in SCAN_LOG_FACTORS]
+        for t, r in zip(tries, batch(tries), strict=True):
+            cache[t.tobytes()] = r
+            if float(r @ r) < best:
+                best, z = float(r @ r), t
+    return z
+
+
+def _residual_blocks(recs: list[TrialRecording]) -> list[tuple[int, int]]:
+    """(samples, channels) of each block of the residual vector, in _residual_task's order."""
+    blocks = []
+    for r in recs:
+        blocks.append(r.theta_rad.shape)
+        if r.contact:
+            blocks.append(r.tip_force_N.shape)
+    return blocks
 
 
 def _split_rms(res: np.ndarray, recs: list[TrialRecording]) -> tuple[float, float]:
@@ -184,7 +268,7 @@ def _split_rms(res: np.ndarray, recs: list[TrialRecording]) -> tuple[float, floa
         n = r.theta_rad.size
         ang.append(res[k:k + n])
         k += n
-        if r.surface is not None:
+        if r.contact:
             frc.append(res[k:k + r.tip_force_N.size])
             k += r.tip_force_N.size
     a = np.concatenate(ang) * np.degrees(ANGLE_SCALE_RAD)
@@ -224,7 +308,44 @@ def record_trial_on_plant(plant_factory, trial, settle_s: float = 1.0, sample_s:
 
 
 def record_values(fit: ModelFit) -> tuple[dict, dict]:
-    values = {"fitted": fit.values, "start": fit.start, "params_toml": fit.params.to_toml()}
-    residuals = {"rms_angle_deg": fit.rms_angle_deg, "rms_force_N": fit.rms_force_N, "cost_start": fit.cost_start,
-                 "cost": fit.cost, "std_log_factor": fit.std_factor, "simulations": fit.simulations}
+    """The store's ``model`` record. Only determined parameters go under ``fitted`` (what
+    calibration/applied.py applies); one the trials could not determine keeps its start value in use and
+    is listed under ``not_determined`` with the value the fit wandered to."""
+    loose = fit.undetermined
+    determined = {n: v for n, v in fit.values.items() if n not in loose}
+    in_use = set_params(fit.params, {n: fit.start[n] for n in loose})
+    values = {"fitted": determined, "start": fit.start, "not_determined": {n: fit.values[n] for n in loose},
+              "params_toml": in_use.to_toml()}
+    residuals = {"rms_angle_deg": fit.rms_angle_deg, "rms_force_N": fit.rms_force_N,
+                 "rms_angle_deg_start": fit.rms_angle_deg_start, "rms_force_N_start": fit.rms_force_N_start,
+                 "cost_start": fit.cost_start, "cost": fit.cost, "std_log_factor": fit.std_factor,
+                 "simulations": fit.simulations}
+    if fit.uncertainty is not None:
+        u = fit.uncertainty
+        residuals |= {"residual_variance": u.s2, "residual_lag1_autocorrelation": u.rho,
+                      "sigma_inflation": float(np.sqrt(u.inflation)),
+                      "correlation": {f"{a}~{b}": r for a, b, r in fit.correlated_pairs}}
     return values, residuals
+
+
+def report_lines(fit: ModelFit, truth: FingerParams | None = None) -> list[str]:
+    """The fit as the CLI prints it: start, fitted, 1-sigma per parameter (and the truth on the twin), RMS
+    before and after, and what the data do not determine."""
+    head = f"{'parameter':10} {'start':>12} {'fitted':>12}" + (f" {'twin truth':>12}" if truth else "")
+    lines = [head + f" {'1-sigma':>8}"]
+    for n in fit.names:
+        true = f" {get_param(truth, n):12.5g}" if truth else ""
+        lines.append(f"{n:10} {fit.start[n]:12.5g} {fit.values[n]:12.5g}{true} {fit.std_factor[n] * 100:7.2f}%")
+    lines.append(f"rms angle {fit.rms_angle_deg_start:.3f} -> {fit.rms_angle_deg:.3f} deg, rms force "
+                 f"{fit.rms_force_N_start * 1e3:.2f} -> {fit.rms_force_N * 1e3:.2f} mN, {fit.simulations} simulations")
+    if fit.uncertainty is not None:
+        u = fit.uncertainty
+        lines.append(f"1-sigma: noise along the trials (residual variance {u.s2:.3g} per 1 deg / 10 mN, widened "
+                     f"x{np.sqrt(u.inflation):.2f} for its autocorrelation, lag-1 {u.rho:.2f}); not in it: errors "
+                     "of the measured start state, sensor calibration or the model itself")
+    for a, b, r in fit.correlated_pairs:
+        lines.append(f"{a} and {b} are correlated {r:+.3f}: these trials determine mainly their combination")
+    for n in fit.undetermined:
+        why = "stopped at the search limit" if n in fit.at_bound else f"1-sigma {fit.std_factor[n] * 100:.0f} %"
+        lines.append(f"{n} is not determined by these trials ({why}): not written, its start value stays in use")
+    return lines

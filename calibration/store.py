@@ -104,9 +104,17 @@ def read_record(path: str | Path) -> CalibrationRecord:
     """Load one calibration file; CalibrationError names the file and the key that is wrong."""
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CalibrationError("store", f"cannot read: {exc.strerror}", str(path)) from None
+    return parse_record(text, path)
+
+
+def parse_record(text: str, path: str | Path) -> CalibrationRecord:
+    """One calibration file's text (from the store, or as a session file embedded it); ``path`` names it."""
+    path = Path(path)
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError("store", f"not valid TOML ({exc})", str(path)) from None
     if doc.get("schema") != SCHEMA:

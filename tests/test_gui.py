@@ -281,6 +281,15 @@ def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, windo
     rows = [panel.current.item(r, 0).text() for r in range(panel.current.rowCount())]
     assert rows == ["sea"] and panel.current.item(0, 3).text() == "ok"
     shoot(window, "calibration")
+    # At the rig of the Rig tab while it is connected here: refused with the reason, nothing started.
+    panel.rig_source = lambda: ("", True)
+    panel.where.setCurrentIndex(panel.where.findData("rig"))
+    panel.run_button.click()
+    assert not panel.running() and "disconnect the rig first" in window.errors[-1]
+    # The model fit takes sessions instead of a place to run.
+    assert panel.sessions_edit.isHidden() and panel.where.isEnabled()
+    panel.procedure.setCurrentIndex(panel.procedure.findData("model"))
+    assert not panel.sessions_edit.isHidden() and not panel.where.isEnabled()
 
 
 def test_bad_input_becomes_a_message_not_a_crash(qtbot, window, tmp_path):
@@ -310,7 +319,7 @@ def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
     text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
     rig_toml = tmp_path / "rig.toml"
     # 1x: GUI, host, live model and twin share one process (one GIL); a faster twin can starve a stream
-    # past the 0.25 s stale limit on a busy machine, and the run would (rightly) trip.
+    # past its stale limit (rig.toml [interlocks]) on a busy machine, and the run would (rightly) trip.
     rig_toml.write_text(text, encoding="utf-8")
     window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
     window.rig_panel.config_edit.setText(str(rig_toml))

@@ -334,7 +334,7 @@ def test_twin_rig_end_to_end_the_live_model_runs_beside_the_experiment(tmp_path,
 
     text = default_rig_config_text().replace("speed = 1.0", "speed = 2.0")
     suite = parse_suite(E2E_SUITE, "live_e2e.toml")
-    # The twin's devices have real timeouts (bus watchdog 100 ms, stale streams 0.25 s): on a machine shared
+    # The twin's devices have real timeouts (bus watchdog 100 ms, stale streams 1 s): on a machine shared
     # with other heavy jobs a run can fault on device timing. The live model cannot cause a runner fault (it
     # only reads the hub and publishes its own stream), so such a run is repeated, twice at most.
     for attempt in range(3):

@@ -70,7 +70,7 @@ def test_speed_paces_replay(session, speed):
     t0 = time.monotonic()
     collect(ReplayRig(path, speed=speed))
     wall_s = time.monotonic() - t0
-    assert SECONDS / speed * 0.9 <= wall_s <= SECONDS / speed + 0.25
+    assert SECONDS / speed * 0.9 <= wall_s <= SECONDS / speed + 0.5   # + opening the file on a busy machine
 
 
 def test_max_is_fast(session):

@@ -39,7 +39,7 @@ def test_all_three_streams_deliver_at_their_rates_with_host_and_device_clocks(ri
     daq = Record.concatenate(got["daq"])
     act = Record.concatenate(got["actuators"])
     mocap = Record.concatenate(got["mocap"])
-    assert 800 <= len(daq) <= 1200 and len(got["daq"]) >= 15      # 1 kHz in 50-sample blocks
+    assert 800 <= len(daq) <= 1300 and len(got["daq"]) >= 15      # 1 kHz in 50-sample blocks (+ one late)
     assert len(act) >= 100                                          # polled at 200 Hz
     assert 80 <= len(mocap) <= 120                                  # Flex V100:R2 at 100 Hz
     for r in (daq, act, mocap):
@@ -94,10 +94,12 @@ def test_the_streams_line_up_on_the_host_time_base(rig):
 
 
 def test_a_slow_consumer_does_not_slow_the_actuator_stream(rig):
+    alone = len(collect(rig, 1.0, {"actuators"})["actuators"])
     stuck = rig.hub.subscribe("stuck", maxsize=5)          # never reads
     got = collect(rig, 1.0, {"actuators"})
     stuck.close()
-    assert len(got["actuators"]) >= 150                     # still ~200 Hz
+    # Side by side, so a busy test machine slows both alike: the stuck consumer costs the stream nothing.
+    assert alone >= 50 and len(got["actuators"]) >= 0.75 * alone
     drops = rig.hub.stats()["stuck"].streams
     assert drops["actuators"].dropped_records > 100 and drops["daq"].dropped_records > 0
     assert "stuck" in rig.hub.drop_counts()

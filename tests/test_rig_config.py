@@ -62,6 +62,8 @@ BAD = [  # (what to replace, with what, key, reason pattern, line marker)
     ("direction = 1 ", "direction = 0 ", "actuators.direction", r"\+1 or -1", "direction ="),
     ('[daq]\nbackend = "twin"', '[daq]\nbackend = "real"', "sea.calibration", "needs daq.backend = 'twin'",
      'calibration = "from_twin"'),
+    ("daq_max_age_s = 1.0", "daq_max_age_s = -1", "interlocks.daq_max_age_s", "> 0", "daq_max_age_s ="),
+    ("daq_max_age_s = 1.0", "daq_max_age = 1.0", "interlocks.daq_max_age", "unknown key", "daq_max_age ="),
 ]
 
 
@@ -83,3 +85,13 @@ def test_unreadable_and_invalid_toml_name_the_file(tmp_path):
     (tmp_path / "rig.toml").write_text("[daq\n")
     with pytest.raises(ConfigError, match="rig.toml: not valid TOML"):
         load_rig_config(tmp_path / "rig.toml")
+
+
+def test_interlock_limits_default_to_the_hardwares_and_the_twin_allows_for_a_busy_cpu(tmp_path):
+    assert default_rig_config().interlocks.max_stream_age_s == {"actuators": 1.0, "daq": 1.0, "mocap": 1.0,
+                                                                "joints": 1.0}
+    start = DEFAULT.index("[interlocks]")
+    path = tmp_path / "rig.toml"
+    path.write_text(DEFAULT[:start] + "[interlocks]\nmocap_max_age_s = 0.1\n")
+    assert load_rig_config(path).interlocks.max_stream_age_s == {"actuators": 0.25, "daq": 0.25, "mocap": 0.1,
+                                                                 "joints": 0.5}

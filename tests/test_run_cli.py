@@ -27,10 +27,31 @@ return = true
 """
 
 
+def twin_rig_with_a_store(tmp_path: Path) -> Path:
+    """The twin rig.toml with a calibration store: SEA fits, a Nano17 tare, an identified Coulomb coefficient."""
+    from importlib import resources
+
+    from uartlab.calibration.store import CalibrationRecord, CalibrationStore
+    from uartlab.calibration.twin_runs import run_nano17, run_sea
+
+    store = CalibrationStore(tmp_path / "calibrations")
+    values, residuals, _, _ = run_sea(seed=0, perturbation=0.0)   # the twin rig's own plant
+    store.save(CalibrationRecord("sea", values, residuals))
+    values, residuals, _, _ = run_nano17(seed=0)
+    store.save(CalibrationRecord("nano17", values, residuals))
+    store.save(CalibrationRecord("model", {"fitted": {"coulomb": 0.02}}, {}))
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    rig = tmp_path / "rig.toml"
+    rig.write_text(text.replace('store = ""', 'store = "calibrations"'), encoding="utf-8")
+    return rig
+
+
 def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
     suite = tmp_path / "short.toml"
     suite.write_text(SUITE, encoding="utf-8")
-    assert main(["run", str(suite), "--out", str(tmp_path), "--speed", "2", "--operator", "ci"]) == 0
+    rig = twin_rig_with_a_store(tmp_path)
+    assert main(["run", str(suite), "--rig", str(rig), "--out", str(tmp_path), "--speed", "2",
+                 "--operator", "ci"]) == 0
     out = capsys.readouterr().out
     assert "suite 'short'" in out and ": DONE" in out and "1 of 1 trials run" in out
     row = next(line for line in out.splitlines() if line.startswith("ED "))
@@ -40,7 +61,35 @@ def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
     with SessionFile(path) as f:
         assert f.complete and f.protocol_texts() == {"short.toml": SUITE}
         assert [(t["name"], t["outcome"]) for t in f.trials()] == [("ED", "settled")]
-        assert f.length("model") > 0                      # the live model ran beside it
+        assert f.length("model") > 0                      # the live model ran beside it ...
+        said = [e.message for e in f.events() if e.kind == "calibration"]
+        assert any("live model uses model (coulomb)" in m for m in said), said  # ... with the store's values
+    assert_compare_takes_the_sessions_calibrations(path, tmp_path)
+
+
+def assert_compare_takes_the_sessions_calibrations(path: Path, tmp_path: Path) -> None:
+    """`uartlab compare` without --params re-simulates with what the live model ran with: the calibrations
+    embedded in the file; two sessions recorded under different ones are not one parameter set."""
+    import shutil
+
+    import h5py
+    from uartlab.app.compare.cli import load_param_sets
+    from uartlab.app.compare.measured import CompareError
+    from uartlab.calibration import model_fit
+
+    (calibrated,) = load_param_sets(None, None, [str(path)])
+    assert calibrated.label == "calibrated" and "model (coulomb)" in calibrated.source
+    assert model_fit.get_param(calibrated.finger.params, "coulomb") == pytest.approx(0.02)
+    other = tmp_path / "other.h5"
+    shutil.copy(path, other)
+    with h5py.File(other, "r+") as f:
+        group = f["config/calibration/calibrations/model"]
+        (name,) = list(group)
+        text = group[name][()].decode("utf-8").replace("coulomb = 0.02", "coulomb = 0.03")
+        del group[name]
+        group[name] = text
+    with pytest.raises(CompareError, match=f"{other} was recorded with another model calibration"):
+        load_param_sets(None, None, [str(path), str(other)])
 
 
 def test_bad_input_is_one_line_and_nothing_moves(tmp_path, capsys):

@@ -16,11 +16,15 @@ import os
 import numpy as np
 from uartlab.sim import Finger, FingerParams
 
+from ..session_params import recorded_params
 from .analysis import ParamSet, compare
 from .measured import CompareError, load_trials
 
 
-def load_param_sets(params: str | None, params_b: str | None) -> list[ParamSet]:
+def load_param_sets(params: str | None, params_b: str | None, sessions: list[str] = ()) -> list[ParamSet]:
+    """The parameter sets to re-simulate with: ``--params`` (and ``--params-b``) as given; without
+    ``--params``, the parameters the sessions' live model ran with - the shipped defaults with the moment
+    arms and model values calibrated when they were recorded (embedded in each file), or the plain defaults."""
     sets = []
     for path in (params, params_b):
         if path is None:
@@ -29,7 +33,10 @@ def load_param_sets(params: str | None, params_b: str | None) -> list[ParamSet]:
             raise CompareError(f"{path}: no such parameter file")
         sets.append((os.path.splitext(os.path.basename(path))[0], os.path.abspath(path), FingerParams.from_toml(path)))
     if params is None:
-        sets.insert(0, ("defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()))
+        try:
+            sets.insert(0, recorded_params(sessions))
+        except ValueError as exc:
+            raise CompareError(str(exc)) from None
     if len(sets) == 2 and sets[0][0] == sets[1][0]:
         sets = [("A", *sets[0][1:]), ("B", *sets[1][1:])]
     return [ParamSet(label, source, Finger(p)) for label, source, p in sets]
@@ -37,12 +44,12 @@ def load_param_sets(params: str | None, params_b: str | None) -> list[ParamSet]:
 
 def run(sessions: list[str], params: str | None = None, params_b: str | None = None, out: str | None = None,
         trials_glob: str | None = None, figures: bool = True):
-    sets = load_param_sets(params, params_b)
     trials, skipped = [], []
-    for path in sessions:
+    for path in sessions:  # first: a file that is not a session is said as such
         t, s = load_trials(path)
         trials += t
         skipped += s
+    sets = load_param_sets(params, params_b, sessions)
     if trials_glob:
         trials = [t for t in trials if fnmatch.fnmatchcase(t.name, trials_glob)]
         if not trials:

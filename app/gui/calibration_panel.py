@@ -2,7 +2,10 @@
 
 A procedure drives the rig (or the twin) for seconds to minutes and a model fit runs many simulations,
 so each runs as its own process (QProcess), exactly as the command line runs it, and its report streams
-into the view; the window never waits. What a procedure writes goes into the store folder chosen here
+into the view; the window never waits. Where it runs: the twin plant in-process, the twin rig through
+the real drivers (``--rig twin``), or the rig of the Rig tab (``--rig rig.toml``) - which the procedure
+opens itself, so that rig must be disconnected here first. The model fit takes recorded sessions
+(``--session``), else trials it records on the twin. What a procedure writes goes into the store folder chosen here
 (the one rig.toml's ``[calibration] store`` names); the table lists the store's current set with each
 calibration's age, stale ones flagged - the same staleness a run warns about before it starts.
 """
@@ -10,11 +13,13 @@ calibration's age, stale ones flagged - the same staleness a run warns about bef
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QProcess, Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -35,6 +40,12 @@ PROCEDURES = (
     ("moment-arms", "Moment arms: ACT sweeps -> r(theta) per tendon and joint"),
     ("model", "Model parameters: Coulomb, damping, contact law (many simulations)"),
 )
+# (what the operator sees, where): "" the twin plant in-process, "twin" the twin rig, "rig" the Rig tab's
+WHERE = (
+    ("the twin plant, in-process (fastest)", ""),
+    ("the twin rig, through the drivers", "twin"),
+    ("the rig of the Rig tab (disconnected)", "rig"),
+)
 
 
 class CalibrationPanel(QWidget):
@@ -44,9 +55,20 @@ class CalibrationPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.process: QProcess | None = None
+        # (the Rig tab's rig.toml, "" = the shipped twin; whether that rig is connected): set by the window
+        self.rig_source: Callable[[], tuple[str, bool]] = lambda: ("", False)
         self.procedure = QComboBox()
         for name, text in PROCEDURES:
             self.procedure.addItem(text, name)
+        self.where = QComboBox()
+        for text, where in WHERE:
+            self.where.addItem(text, where)
+        self.sessions_edit = QLineEdit()
+        self.sessions_edit.setPlaceholderText("recorded session .h5 files, separated by ';' (empty: trials "
+                                              "recorded on the twin)")
+        self.sessions_button = QPushButton("Sessions...")
+        self.sessions_button.clicked.connect(self._choose_sessions)
+        self.procedure.currentIndexChanged.connect(self._procedure_changed)
         self.store_edit = QLineEdit("calibrations")
         self.store_edit.setToolTip("the calibration store folder (rig.toml's [calibration] store)")
         self.run_button = QPushButton("Run")
@@ -66,11 +88,19 @@ class CalibrationPanel(QWidget):
         row.addWidget(self.store_edit)
         row.addWidget(self.dry_run_button)
         row.addWidget(self.run_button)
+        where_row = QHBoxLayout()
+        where_row.addWidget(QLabel("on"))
+        where_row.addWidget(self.where)
+        where_row.addWidget(self.sessions_edit, 4)
+        where_row.addWidget(self.sessions_button)
+        where_row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addLayout(where_row)
         layout.addWidget(self.output, 2)
         layout.addWidget(QLabel("current set in the store"))
         layout.addWidget(self.current, 1)
+        self._procedure_changed()
         self.refresh()
 
     @property
@@ -85,6 +115,19 @@ class CalibrationPanel(QWidget):
             return
         name = self.procedure.currentData()
         args = ["-m", "uartlab.app.cli", "calibrate", name, "--store", str(self.store)]
+        if name == "model":
+            sessions = self.sessions()
+            if sessions:
+                args += ["--session", *sessions]
+        elif self.where.currentData() == "twin":
+            args += ["--rig", "twin"]
+        elif self.where.currentData() == "rig":
+            config, connected = self.rig_source()
+            if connected:
+                self.error.emit(f"calibrate {name}", "disconnect the rig first (Rig tab): the procedure opens "
+                                                     "the devices itself")
+                return
+            args += ["--rig", config or "twin"]
         if dry_run:
             args.append("--dry-run")
         self.output.setPlainText(f"$ uartlab {' '.join(args[3:])}\n")
@@ -96,6 +139,21 @@ class CalibrationPanel(QWidget):
         self.dry_run_button.setEnabled(False)
         self.message.emit(f"calibration: running {name}")
         self.process.start(sys.executable, args)
+
+    def sessions(self) -> list[str]:
+        return [p.strip() for p in self.sessions_edit.text().split(";") if p.strip()]
+
+    def _procedure_changed(self) -> None:
+        model = self.procedure.currentData() == "model"   # fitted to recordings, not run at a rig
+        self.where.setEnabled(not model)
+        self.sessions_edit.setVisible(model)
+        self.sessions_button.setVisible(model)
+
+    def _choose_sessions(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Sessions to fit the model to", str(Path.cwd()),
+                                                "uartlab sessions (*.h5)")
+        if paths:
+            self.sessions_edit.setText("; ".join(paths))
 
     def _read(self) -> None:
         text = bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")

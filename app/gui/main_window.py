@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
             box.toggled.connect(self.redraw)
         self.compare.message.connect(self.log_line)
         self.compare.error.connect(lambda what, why: self.report_error(what, why))
+        self.calibration.rig_source = lambda: (self.rig_panel.config_edit.text().strip(), self.ops.rig is not None)
         self.calibration.message.connect(self.log_line)
         self.calibration.error.connect(lambda what, why: self.report_error(what, why))
 

@@ -199,7 +199,8 @@ class Operations:
 
         def work():
             # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
-            live = LiveModel(rig.hub, Finger(), suite, time_scale=rig.time_scale).start()
+            # With the rig's calibrated moment arms and model values (the store's), as `uartlab run` does.
+            live = LiveModel(rig.hub, Finger(rig.model_params()[0]), suite, time_scale=rig.time_scale).start()
             new = None
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
