@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
 
 KINDS = {"sea": "sea", "nano17": "nano17", "servo-zero": "servo_zero", "mocap": "mocap",
          "moment-arms": "moment_arms", "model": "model"}
@@ -125,8 +126,12 @@ def main(args: argparse.Namespace) -> int:
         print("dry run: nothing written")
         return 0
     operator = args.operator if args.operator is not None else _login()
+    if getattr(args, "session", None):   # fitted to recordings: they name where the data came from
+        source = "sessions " + ", ".join(os.path.basename(p) for p in args.session)
+    else:
+        source = args.rig or "twin plant"
     record = CalibrationRecord(KINDS[proc], values, residuals,
-                               Provenance(operator=operator, rig=args.rig or "twin", method=method, notes=args.notes))
+                               Provenance(operator=operator, rig=source, method=method, notes=args.notes))
     path = CalibrationStore(args.store).save(record)
     print(f"written {path} (now current)")
     return 0

@@ -269,6 +269,12 @@ class Rig:
         return speed if backends == {"twin"} else 1.0
 
     @property
+    def twin_plant(self):
+        """The twin's physics plant (None on hardware): its true values, for a calibration's truth column
+        and tests; never a source of measurements."""
+        return None if self._twin is None else self._twin.plant
+
+    @property
     def places_finger_itself(self) -> bool:
         """The twin's finger is set up by software; a real one by a person."""
         return self._twin is not None and self.config.mocap.backend == "twin"

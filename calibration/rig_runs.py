@@ -41,10 +41,8 @@ MAX_JIG_MOTION_M = 0.002  # est.: 10x Motive's marker noise; more and the finger
 
 
 def twin_plant(rig):
-    """The Plant behind a twin rig, for the report's truth column; None on hardware. (app.rig.Rig keeps its
-    TwinRig private; a public ``Rig.twin`` would be cleaner.)"""
-    twin = getattr(rig, "_twin", None)
-    return None if twin is None else twin.plant
+    """The Plant behind a twin rig, for the report's truth column only; None on hardware."""
+    return rig.twin_plant
 
 
 def _where(rig) -> str:
