@@ -143,6 +143,10 @@ class Plant:
         x0, self.surface = start_state(self.finger, cfg.pose, cfg.surface_angle_deg, cfg.surface_deflection_m,
                                        cfg.pretension_N)
         self.stepper = self.finger.stepper(x0, self.surface, max_substep_s=cfg.tick_s)
+        # The first step compiles (or loads from numba's cache) the stepper's kernels: seconds on a fresh
+        # install. Done now on a throwaway stepper, not in the clock's first tick under the lock, where the
+        # bus twin would wait on it and the driver's pings time out.
+        self.finger.stepper(x0, self.surface, max_substep_s=cfg.tick_s).step(cfg.tick_s, np.zeros(6))
 
     def place(self, pose: str, surface_angle_deg: float | None) -> None:
         """What the operator does between trials of another set-up: the finger placed in ``pose`` (on the
