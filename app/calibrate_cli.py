@@ -165,7 +165,7 @@ def _at_rig(args: argparse.Namespace):
     with Rig(config) as rig:
         if proc == "sea":
             degree = args.degree if args.degree == "auto" else int(args.degree)
-            ask = None if rig_runs.twin_plant(rig) is not None else input
+            ask = None if rig.twin_plant is not None else input
             return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say)
         if proc == "servo-zero":
             return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say)

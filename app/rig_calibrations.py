@@ -9,10 +9,10 @@ joints stream is absent, and a run's pre-flight refuses with the sentence ``stat
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
+from uartlab.calibration.nano17 import cal_file_sha256
 from uartlab.drivers.ati import FTCalibration
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.sea import SeaCalibration
@@ -78,7 +78,7 @@ class RigCalibrations:
             cal = FTCalibration.from_file(n.calibration_file, n.index)
         stored = self.stored("nano17")
         self.nano17_mismatch = None
-        if stored is not None and stored.values.get("cal_sha256") not in ("", None, _sha256(cal.path)):
+        if stored is not None and stored.values.get("cal_sha256") not in ("", None, cal_file_sha256(cal.path)):
             self.nano17_mismatch = (f"nano17: the current tare ({stored.path}) was made with "
                                     f"{stored.values.get('cal_file')}, not this rig's {Path(cal.path).name}: "
                                     "`uartlab calibrate nano17` with this sensor's file")
@@ -120,10 +120,3 @@ class RigCalibrations:
 
         return calibrated_params(CalibrationStore(self.config.calibration_store), params)
 
-
-def _sha256(path: str | Path) -> str:
-    """The file's SHA-256 ("" when it cannot be read: then nothing is compared)."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return ""

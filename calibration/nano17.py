@@ -78,8 +78,17 @@ def tare(cal: FTCalibration, gauge_volts: np.ndarray, cal_file: str | Path, tool
         raise CalibrationError("nano17", f"the sensor was not quiet during the tare ({AXIS_NAMES[worst]} std "
                                          f"{std[worst]:.3g}, limit {limits[worst]:g}): is something touching it?")
     path = Path(str(cal_file))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
-    return Nano17Calibration(path.name, digest, str(getattr(cal, "serial", "")), tool, bias, std, V.shape[0])
+    return Nano17Calibration(path.name, cal_file_sha256(path), str(getattr(cal, "serial", "")), tool, bias, std,
+                             V.shape[0])
+
+
+def cal_file_sha256(path: str | Path) -> str:
+    """The .cal file's SHA-256, which ties a tare to the sensor it was made with ("" when it cannot be read:
+    then nothing is compared)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def collect_tare_on_plant(plant, samples: int = 500) -> np.ndarray:

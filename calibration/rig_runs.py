@@ -40,13 +40,8 @@ IN_SITU_MAX_N = 6.0  # in situ the finger is the anchor: it flexes to its stops 
 MAX_JIG_MOTION_M = 0.002  # est.: 10x Motive's marker noise; more and the finger is not held by the jig
 
 
-def twin_plant(rig):
-    """The Plant behind a twin rig, for the report's truth column only; None on hardware."""
-    return rig.twin_plant
-
-
 def _where(rig) -> str:
-    return "twin rig" if twin_plant(rig) is not None else f"rig {getattr(rig.config, 'source', '')}".strip()
+    return "twin rig" if rig.twin_plant is not None else f"rig {getattr(rig.config, 'source', '')}".strip()
 
 
 # ------------------------------------------------------------------ SEA
@@ -80,7 +75,7 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
     otherwise an in-line reference (``reference(tendon)`` -> a reader of newtons; the twin's by default on
     a twin rig) is read while the tendon is reeled in and out through the servo until it reads each load.
     The pot comes through the DAQ, ratiometrically corrected."""
-    plant = twin_plant(rig)
+    plant = rig.twin_plant
     loads = sea.load_schedule(IN_SITU_MAX_N) if loads_N is None else np.asarray(loads_N, float)
     if ask is not None:
         reference = None
@@ -139,7 +134,7 @@ def run_nano17(rig, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 
     lines = [f"file {result.cal_file} (serial {result.serial}), tool transform {list(result.tool_transform)}",
              "tare [V]   " + " ".join(f"{v:+.4f}" for v in result.bias_V),
              "noise      " + " ".join(f"{v:.4f}" for v in result.noise_std) + "  (N, N-mm)"]
-    plant = twin_plant(rig)
+    plant = rig.twin_plant
     if plant is not None:
         lines.append("true [V]   " + " ".join(f"{v:+.4f}" for v in plant.nano17.bias_volts))
     values, residuals = nano17.record_values(result)
@@ -154,7 +149,7 @@ def run_servo_zero(rig, tendons: tuple[str, ...] = TENDONS, pretension_N: float 
     """All tendons let out ``slack_m``; each in turn reeled in through its servo (1 mm steps until it carries
     force, back 5 mm, then ``step_m`` steps until ``stop_N``) with its force from the rig's SEA forces and
     its excursion read back from the servo; a line through the first rise gives the taut point."""
-    plant = twin_plant(rig)
+    plant = rig.twin_plant
     geometries = list(getattr(rig.config.actuators, "seas", ())) or [SeaGeometry() for _ in TENDONS]
     fits, truths = [], {}
     with RigProbe(rig, say) as probe, probe.procedure("servo-zero"):
@@ -248,7 +243,7 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
     M, o = result.motive_from_world
     lines = [f"base frame: origin {np.round(o * 1e3, 2).tolist()} mm",
              "base marker residuals [mm]: " + " ".join(f"{r * 1e3:.3f}" for r in result.base_residuals_m)]
-    plant = twin_plant(rig)
+    plant = rig.twin_plant
     if plant is not None:
         angle = np.degrees(np.arccos(np.clip((np.trace(M.T @ plant.config.motive_from_world) - 1) / 2, -1, 1)))
         true_mm = np.round(np.array(plant.config.motive_origin_m) * 1e3, 2).tolist()
@@ -283,7 +278,7 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
                     _sweep(probe, tendon_index(name), amplitude_m, ramp_s)
     theta, excursion, force = _resample_on_angles(tape, *_joint_angles(tape))
     paths = excursion - force / k
-    plant = twin_plant(rig)
+    plant = rig.twin_plant
     fits = []
     lines = [f"{'tendon':6} {'joint':6} {'coefficients [mm, mm/rad, mm/rad^2]':>40}"
              + (f" {'rms err vs twin [mm]':>21}" if plant is not None else "")]

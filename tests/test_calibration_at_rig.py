@@ -100,7 +100,7 @@ def rig():
 
 
 def test_sea_at_the_rig_recovers_the_twins_pots(rig):
-    plant = rig_runs.twin_plant(rig)
+    plant = rig.twin_plant
     values, residuals, method, lines = rig_runs.run_sea(rig, ("FDP", "ED"), loads_N=load_schedule(3.0, 4))
     assert method.startswith("twin rig:") and "true v0" in lines[0]
     for t in ("FDP", "ED"):
@@ -112,7 +112,7 @@ def test_sea_at_the_rig_recovers_the_twins_pots(rig):
 
 def test_nano17_tare_through_the_daq_recovers_the_twins_offsets(rig):
     values, residuals, _, _ = rig_runs.run_nano17(rig)
-    truth = rig_runs.twin_plant(rig).nano17.bias_volts
+    truth = rig.twin_plant.nano17.bias_volts
     assert np.abs(np.asarray(values["bias_V"]) - truth).max() < 0.2e-3   # tolerance: 0.2 mV per gauge
     assert residuals["n_samples"] == 500
 
@@ -126,7 +126,7 @@ def test_servo_zero_at_the_rig_agrees_with_the_twins_tension(rig):
 
 
 def test_mocap_at_the_rig_finds_the_twins_mounting(rig):
-    plant = rig_runs.twin_plant(rig)
+    plant = rig.twin_plant
     values, residuals, _, _ = rig_runs.run_mocap(rig, duration_s=2.0)
     T = np.asarray(values["world_from_motive"], float)
     M = T[:3, :3].T                                        # motive_from_world
@@ -155,7 +155,7 @@ def test_moment_arms_at_the_rig_come_near_the_twins(rig):
 
 
 def test_a_failure_at_the_rig_leaves_the_servos_holding(rig, capsys):
-    plant = rig_runs.twin_plant(rig)
+    plant = rig.twin_plant
     said = []
     with pytest.raises(CalibrationError, match="FDP.*more than 58 mm"):   # a load that never arrives
         rig_runs.run_sea(rig, ("FDP",), loads_N=np.array([3.0]), reference=lambda t: (lambda: 0.0), say=said.append)
@@ -185,7 +185,7 @@ def test_hanging_weights_prompt_in_order_and_a_pot_that_does_not_move_is_refused
         rig_runs.run_sea(rig, ("FDS",), loads_N=load_schedule(3.0, 4), ask=prompts.append)
     grams = [int(re.search(r"(\d+) g", p).group(1)) for p in prompts]
     assert grams == [51, 136, 221, 306, 221, 136, 51] and prompts[0].startswith("SEA FDS: hang")
-    _assert_holding(rig, rig_runs.twin_plant(rig))
+    _assert_holding(rig, rig.twin_plant)
 
 
 def _assert_holding(rig, plant):
@@ -202,7 +202,7 @@ def _assert_holding(rig, plant):
 
 def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written(rig, tmp_path):
     """Last in the file: the fault ends the rig's actuator stream for good (a real servo needs a reboot)."""
-    plant = rig_runs.twin_plant(rig)
+    plant = rig.twin_plant
     said = []
 
     def reference_that_faults_a_servo():
