@@ -1,19 +1,28 @@
 """The `uartlab` command: one entry point, one subcommand per job.
 
-Errors a user can cause (bad parameter file, unknown tendon, pose outside the ROM) end as one line
-on stderr and exit status 2 — never a traceback.
+Every failure a user can cause or meet (a bad file, option or value; a device that does not answer; a
+folder that cannot be written) ends as one line on stderr naming what and where, and the exit status of
+its kind (`uartlab.errors.EXIT_CODES`; README, "Exit status"). `--debug` shows the traceback; nothing
+else does. `-v`/`-q` set how much is logged, on every command.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from collections.abc import Sequence
 
-from uartlab.drivers.interfaces import DeviceError
-from uartlab.sim.errors import ParameterError
-
-EXIT_USAGE = 2
+from uartlab import __version__
+from uartlab.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_DEVICE_OR_IO,
+    EXIT_ESTOP,
+    EXIT_INTERNAL,
+    UartlabError,
+    exit_code,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="uartlab",
         description="Control, data acquisition and bond-graph modelling for the UART robotic finger.",
     )
-    parser.add_argument("--version", action="version", version=f"uartlab {_version()}")
+    parser.add_argument("--version", action="version", version=f"uartlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     doctor = sub.add_parser("doctor", help="what this machine has for a rig, and what is missing")
@@ -98,23 +107,96 @@ def build_parser() -> argparse.ArgumentParser:
     bench_gui.add_argument("--hours", type=float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_gui.set_defaults(run=_lazy("gui.bench"))
+    _add_common_options(parser, top=True)
+    _add_common_options_everywhere(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _configure_logging(args)
+    where = _command_name(args)
     try:
         return int(args.run(args) or 0)
-    except (ParameterError, ValueError, FileNotFoundError) as exc:
-        print(f"uartlab {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except DeviceError as exc:  # a device failed or is not ready: the driver has made the servos safe
-        print(f"uartlab {args.command}: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
-        print(f"uartlab {args.command}: interrupted", file=sys.stderr)
-        return 130
+        print(f"{where}: interrupted", file=sys.stderr)
+        return EXIT_ESTOP
+    except BrokenPipeError:  # the reader went away (`uartlab verify --json F | head`): nothing more to say
+        _silence_stdout()
+        return 0
+    except Exception as exc:  # noqa: BLE001 - every failure ends as one line; --debug shows the rest
+        if args.debug:
+            raise
+        print(f"{where}: {_one_line(exc)}", file=sys.stderr)
+        return _exit_status(exc)
+
+
+def _exit_status(exc: BaseException) -> int:
+    if isinstance(exc, UartlabError):
+        return exit_code(exc)
+    if isinstance(exc, ValueError):   # a value the user gave, refused by code below the CLI
+        return EXIT_BAD_INPUT
+    if isinstance(exc, OSError):      # a path that cannot be read or written, a device that is gone
+        return EXIT_DEVICE_OR_IO
+    return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error as one line: what and where; an OSError names its file; a bug says how to report it."""
+    if isinstance(exc, UartlabError | ValueError):
+        text = str(exc)
+    elif isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+        text = f"{exc.filename}: {reason.lower()}" if exc.filename else reason
+    else:
+        text = (f"internal error ({type(exc).__name__}: {exc}); "
+                "run again with --debug for the traceback and report it")
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    words = ["uartlab", args.command]
+    for key in ("sim_command", "bench", "twin_command", "procedure"):
+        if getattr(args, key, None):
+            words.append(getattr(args, key))
+    return " ".join(words)
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """-v: info, -vv: debug; -q: errors only. Routine chatter is debug; warnings show by default."""
+    level = logging.WARNING - 10 * args.verbose + 10 * args.quiet
+    if args.debug:
+        level = logging.DEBUG
+    logging.basicConfig(level=max(logging.DEBUG, min(level, logging.CRITICAL)), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s" if level <= logging.DEBUG else "%(message)s")
+
+
+def _silence_stdout() -> None:
+    """Python flushes stdout again at exit; point it at devnull so that flush does not raise too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _add_common_options(parser: argparse.ArgumentParser, top: bool = False) -> None:
+    """-v/-q/--debug on the top-level command and on every subcommand (`uartlab compare F -v` works too)."""
+    default = (lambda value: value) if top else (lambda _value: argparse.SUPPRESS)
+    group = parser.add_argument_group("output")
+    group.add_argument("-v", "--verbose", action="count", default=default(0), help="say more (-vv: debug)")
+    group.add_argument("-q", "--quiet", action="count", default=default(0), help="say less: errors only")
+    group.add_argument("--debug", action="store_true", default=default(False),
+                       help="on an error, show the traceback; log everything")
+
+
+def _add_common_options_everywhere(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                _add_common_options(sub)
+                _add_common_options_everywhere(sub)
 
 
 def _run_doctor(args: argparse.Namespace) -> int:
@@ -144,15 +226,6 @@ def _run_bench_bus(args: argparse.Namespace) -> int:
     from uartlab.app import bench_bus
 
     return bench_bus.main(args)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("uartlab")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "unknown"
 
 
 if __name__ == "__main__":

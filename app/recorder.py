@@ -33,6 +33,8 @@ import h5py
 import numpy as np
 from uartlab.app.streams import HOST_TIME, Event, Record, StreamSpec
 
+from uartlab.errors import RecordingError
+
 SCHEMA = "uartlab.session/1"
 # File format of HDF5 1.10 exactly: SWMR needs at least 1.10, and capping it there keeps the file readable
 # by HDF5 1.10 tools (Debian's h5dump) and MATLAB (R2021b+ ships 1.10); "latest" under HDF5 2.0 is not.
@@ -62,10 +64,6 @@ CHUNK_BYTES = 256 * 1024
 # Beyond this much pending data (~2 min of the full rig load) the disk is not keeping up: drop and say so
 # rather than let memory grow until the process dies and takes the unflushed data with it.
 MAX_PENDING_BYTES = 256 * 1024 * 1024
-
-
-class RecordingError(RuntimeError):
-    """The recording stopped (disk full, folder gone, file unusable); the message names the file."""
 
 
 def software_version() -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from uartlab import errors
 
-class CalibrationError(ValueError):
+
+class CalibrationError(errors.CalibrationError):
     """A calibration that cannot be accepted. The message names the procedure and, where there is one,
     the tendon, joint, SEA or file: "sea calibration, FDP: too few load points (3; need at least 5)".
 

@@ -27,6 +27,8 @@ from xml.parsers import expat
 
 import numpy as np
 
+from uartlab.errors import InputFileError
+
 AXIS_NAMES = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
 NUM_GAUGES = 6
 PI = 3.14159265358979  # the C library's PI (ftconfig.h), so rotations match it digit for digit
@@ -47,7 +49,7 @@ ANGLE_CONV = {"deg": 1.0, "degrees": 1.0, "degree": 1.0, "rad": PI / 180, "radia
 DEFAULT_RAIL_MARGIN_V = 0.1
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InputFileError):
     """A calibration file that cannot be used, with where the problem is (file, line, element, attribute)."""
 
     def __init__(self, path: str | os.PathLike, why: str, element: str | None = None,

@@ -12,17 +12,16 @@ from typing import Protocol
 
 import numpy as np
 
+from uartlab import errors
+from uartlab.errors import ConfigError  # noqa: F401 - the drivers' name for the package's kind
 
-class DeviceError(RuntimeError):
+
+class DeviceError(errors.DeviceError):
     """A device failed; the message names the device (and servo, channel ...) first."""
 
     def __init__(self, device: str, message: str):
         self.device = device
         super().__init__(f"{device}: {message}")
-
-
-class ConfigError(ValueError):
-    """A device configuration is wrong before anything moves: names the file/key or setting."""
 
 
 # ---------------------------------------------------------------- actuators

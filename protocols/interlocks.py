@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from uartlab.sim.names import TENDONS
 
+from uartlab.errors import InterlockError
+
 from .suite import Limits
 
 # Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz, the DAQ delivers blocks
@@ -21,7 +23,7 @@ from .suite import Limits
 DEFAULT_MAX_STREAM_AGE_S: dict[str, float] = {"actuators": 0.25, "daq": 0.25, "mocap": 0.25}
 
 
-class InterlockTrip(RuntimeError):
+class InterlockTrip(InterlockError):
     """Raised by callers that prefer exceptions; carries the Trip's one-sentence reason."""
 
     def __init__(self, trip: Trip):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from uartlab.errors import ConfigError
 
-class ParameterError(ValueError):
+
+class ParameterError(ConfigError):
     """A model parameter is missing, malformed or physically impossible.
 
     The message names the file (and line, when known) and the dotted key, e.g.
@@ -18,5 +20,5 @@ class ParameterError(ValueError):
         super().__init__(f"{where}{key}: {reason}")
 
 
-class SimulationDiverged(ValueError):
+class SimulationDiverged(ConfigError):
     """The integration blew up (a state became non-finite): the step is too large for the model."""

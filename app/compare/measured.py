@@ -32,6 +32,8 @@ from uartlab.app.replay import SessionFile
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
 from uartlab.sim.surface import PlaneSurface
 
+from uartlab.errors import InputFileError
+
 INITIAL_WINDOW_S = 0.1   # rest before actuation: averaged for the initial state
 STEADY_WINDOW_S = 0.1    # end of the trial: averaged for the steady state (the suites' settle hold is 0.1 s)
 PRE_S = 0.5              # how much before the start we read (for the initial window and plots)
@@ -53,7 +55,7 @@ def pulled_of(pulled, group) -> str | None:
     return next((t for t in pulled if t in group), None)
 
 
-class CompareError(ValueError):
+class CompareError(InputFileError):
     """A comparison cannot be made from this input; the message names the file, trial or key."""
 
 

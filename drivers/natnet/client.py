@@ -31,6 +31,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from uartlab.errors import DeviceError
+
 from .decode import DecodeStats, decode_packet
 from .encode import encode
 from .packets import (
@@ -55,7 +57,7 @@ CLIENT_NATNET_VERSION = (4, 1, 0, 0)   # the newest layout this package reads an
 RECV_BYTES = 65536                      # one whole UDP datagram whatever its size
 
 
-class NatNetError(RuntimeError):
+class NatNetError(DeviceError):
     """The server did not answer, refused, or the client was used wrongly; names the server."""
 
 

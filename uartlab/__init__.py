@@ -1,0 +1,9 @@
+"""uartlab: control, data acquisition and bond-graph modelling for the UART robotic finger.
+
+The package root holds only what every layer shares: the version and the error classes
+(`uartlab.errors`). Importing it costs nothing; the model, drivers and window load on first use.
+"""
+
+from ._version import __version__
+
+__all__ = ["__version__"]
