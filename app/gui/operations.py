@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 from ..streams import Event
@@ -116,13 +115,13 @@ class Operations:
 
     # ------------------------------------------------------------ recording
     def start_recording(self, then=None) -> None:
-        from ..session import RecordingSession
+        from ..session import RecordingSession, session_path
 
         rig, panel = self.rig, self.w.recording_panel
         if rig is None or self.session is not None:
             return
         folder = panel.folder
-        path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
+        path = session_path(folder)
         operator, notes = panel.operator, panel.notes
         panel.set_state("starting")
 
@@ -196,6 +195,7 @@ class Operations:
         from uartlab.sim import Finger
 
         from ..live_model import LiveModel
+        from ..session import session_path
 
         def work():
             # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
@@ -204,7 +204,7 @@ class Operations:
             new = None
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+                path = session_path(folder, suite.name)
                 new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
             exp = Experiment(rig, suite, new or session, safe_action="hold")
             try:
