@@ -117,7 +117,8 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     for plot in ("angles", "force", "excursion"):
         xm, ym = curve_data(window, plot, "model")
         assert xm is not None and xm.size > 100, plot  # model / commanded drawn dashed
-    np.testing.assert_allclose(window.data.latest("daq", "wrench"), last["daq"].data["wrench"][-1, :3])
+    np.testing.assert_allclose(window.data.latest("model", "measured_fingertip_force_N"),
+                               last["model"].data["measured_fingertip_force_N"][-1])
     window.on_status()
     shoot(window, "live")
     window.plots.residuals_box.setChecked(True)
@@ -339,6 +340,12 @@ def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
     assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
     qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
     qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)  # joints stream
+    # The live model the window runs is drawn: dashed tensions and joint angles, and the model's pose.
+    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)
+    qtbot.waitUntil(lambda: curve_data(window, "angles", "model")[0] is not None, timeout=20000)
+    window.pose.refresh(window.data)
+    model_x, model_z = window.pose.curves[0]["model"].getData()
+    assert model_x is not None and len(model_x) >= 4 and np.isfinite(model_z).all()
     shoot(window, "protocol_running")
     qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=60000)
     status = window.ops.experiment.status()
