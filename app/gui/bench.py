@@ -195,7 +195,7 @@ def main(args: argparse.Namespace) -> int:
                      "mocap_rate_hz": args.mocap_rate, "window_s": 10.0}
     for label, fn in (("frame_rate", lambda w, h: measure_fps(w, app, h, synth, rates, args.seconds)),
                       ("memory", lambda w, h: measure_memory(w, h, reused, rates, args.hours))):
-        window = MainWindow(settings, dialogs=False)
+        window = MainWindow(settings)
         window.frame_timer.stop()  # the benchmark drives the frames itself
         window.status_timer.stop()
         window.resize(1600, 1000)

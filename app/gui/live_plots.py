@@ -89,8 +89,8 @@ class _Plot:
         self.model = [self._curve(item, pen(i, dashed=True)) for i in range(len(spec.names))] if spec.model else []
         self.res = [self._curve(residual, pen(i)) for i in range(len(spec.names))] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
-        waiting = ("no force on the fingertip yet: it is measured while the live model runs a trial"
-                   if spec.measured.stream == "model" else "no data from this source yet")
+        waiting = ("shown during a trial (with the live model)" if spec.measured.stream == "model"
+                   else "no data from this source yet")
         self.waiting = pg.TextItem(waiting,
                                    color="#888888", anchor=(0.5, 0.5))
         item.addItem(self.waiting, ignoreBounds=True)
