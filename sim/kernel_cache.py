@@ -22,7 +22,8 @@ process-wide and would move or shadow other libraries' caches, and neither sees 
 where "compiling now" is known. ``cached`` does what ``Dispatcher.enable_caching()`` does, with our class.
 
 The first compile under a key (no ``warm`` marker yet) logs one WARNING on the ``uartlab.sim`` logger
-(stderr when logging is not configured; ``uartlab -q`` hides it); a warm cache says nothing.
+(stderr when logging is not configured; ``uartlab -q`` hides it); a warm cache says nothing. A kernel first
+needed by a later run under a warm key (e.g. the stepper after only free-motion runs) is logged at INFO.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from platformdirs import user_cache_dir
 ENV_VAR = "UARTLAB_CACHE_DIR"
 COMPILE_MESSAGE = "uartlab: compiling the model once (about a minute); later runs start at once"
 MARKER = "warm"
-KEEP_FOLDERS = 8  # a few checkouts or venvs side by side keep theirs; each folder is a few MB
+KEEP_FOLDERS = 8  # a few checkouts or venvs side by side keep theirs; a folder holds 1-2 MB
 
 log = logging.getLogger("uartlab.sim")
 SIM_DIR = Path(__file__).resolve().parent
