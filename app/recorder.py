@@ -32,7 +32,6 @@ from collections.abc import Callable
 import h5py
 import numpy as np
 from uartlab.app.streams import HOST_TIME, Event, Record, StreamSpec
-
 from uartlab.errors import RecordingError
 
 SCHEMA = "uartlab.session/1"

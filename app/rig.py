@@ -300,6 +300,19 @@ class Rig:
         import nidaqmx
         return nidaqmx.GrpcSessionOptions(grpc.insecure_channel(d.grpc_address), "")
 
+    def motion(self, name: str, **limits):
+        """The engine for a procedure's moves (app/procedure_run.py), started: pre-flight, torque on holding,
+        the interlocks watching. ``limits``: ``max_travel_m`` (required), ``max_tendon_force_N``, ``streams``,
+        ``forces_required``, ``safe_action``. The caller closes it."""
+        from .procedure_run import ProcedureRun
+
+        run = ProcedureRun(self, name, **limits)
+        try:
+            return run.start()
+        except BaseException:
+            run.close()
+            raise
+
     def stop(self) -> None:
         """Stop the streams, torque off, close every device, then the twin. Safe to call twice."""
         self._stopping.set()

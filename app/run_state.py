@@ -69,6 +69,7 @@ class Latest:
     def __init__(self, settle_window_s: float, has_nano17: bool, saturated=None):
         self.excursion_m = np.full(6, np.nan)
         self.hardware_error = np.zeros(6, dtype=int)
+        self.moving = np.zeros(6, dtype=bool)
         self.tendon_force_N = np.full(6, np.nan)
         self.wrench = np.full(6, np.nan) if has_nano17 else np.zeros(6)
         self.saturated_gauges: tuple[str, ...] = ()
@@ -95,6 +96,7 @@ class Latest:
         if name == "actuators":
             self.excursion_m = d["excursion_m"][-1]
             self.hardware_error = d["hardware_error"][-1]
+            self.moving = d["moving"][-1]
         elif name == "daq":
             n = max(1, min(len(item), int(round(FORCE_AVERAGE_S * _rate(item.host_time_s)))))
             self.tendon_force_N = d["tendon_force_N"][-n:].mean(axis=0)
@@ -119,7 +121,7 @@ class Latest:
         ages = {s: now_host_s - self.host_time_s.get(s, -math.inf) for s in streams}
         return Observation(self.tendon_force_N.copy(), self.excursion_m.copy(), self.hardware_error.copy(),
                            self.settle_speed_deg_s(), ages, self.saturated_gauges,
-                           float(np.linalg.norm(self.wrench[:3])), tuple(self.faults))
+                           float(np.linalg.norm(self.wrench[:3])), tuple(self.faults), self.moving.copy())
 
 
 def _rate(t: np.ndarray) -> float:

@@ -9,14 +9,16 @@
             ...
 
 It reads the rig's streams from its own hub subscription (the DAQ's pots, reference and gauges, the
-SEA forces, mocap frames, the joints stream) and commands the servos as the experiment runner does:
-``actuators.enable()`` to hold where they are, one ``command`` of six goals per step, ``stop(torque_off=
-False)`` to hold. Safety: every goal is checked against a travel limit from where the procedure began;
-a device "fault" event or a silent actuator stream ends the procedure; any exception or Ctrl-C inside
-``procedure`` leaves the servos holding where they are (torque off if even that fails) and the reason
-is said before the exception goes on, so the caller writes nothing.
+SEA forces, mocap frames, the joints stream). It never commands the servos: every goal, hold and "wait
+until still" is a step (protocols/steps.py) the rig's engine runs (``rig.motion``, app/procedure_run.py),
+tick by tick under the interlocks a suite's trials have - tendon force, travel from where the procedure
+began, fingertip force, Nano17 saturation, stale streams, device faults, the E-stop. A trip ends the
+procedure on the tick it happens; any exception or Ctrl-C inside ``procedure`` leaves the servos holding
+where they are (the engine's safe action) and the reason is said before the exception goes on, so the
+caller writes nothing.
 
-Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``): calibration/ never imports app/.
+Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``, ``motion``): calibration/ never
+imports app/.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from contextlib import contextmanager
 
 import numpy as np
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
+from uartlab.protocols.runner import Action, Phase
+from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
 from uartlab.sim.names import TENDONS
 
 from .errors import CalibrationError
@@ -37,6 +41,7 @@ STREAMS = ("actuators", "daq", "mocap", "joints")
 KEEP_HOST_S = 5.0            # recent records kept outside a tape: several windows of the longest read
 MAX_TRAVEL_M = 0.060         # est.: beyond the 50 mm servo-zero let-out plus a tendon's working range
 ACTUATOR_SILENCE_S = 1.0     # host seconds without an actuator sample: the bus is gone, stop
+HOLD_TRAVEL_M = 0.005        # a procedure that does not move: the held servos may not drift more than this
 
 
 class Tape:
@@ -66,6 +71,7 @@ class RigProbe:
         self._last_actuator_s = time.monotonic()
         self.start_m: np.ndarray | None = None
         self.goal_m: np.ndarray | None = None
+        self._run = None   # the rig's engine while a procedure runs (rig.motion)
 
     def close(self) -> None:
         self._sub.close()
@@ -78,42 +84,50 @@ class RigProbe:
 
     # ------------------------------------------------------------ the procedure's frame
     @contextmanager
-    def procedure(self, name: str, moves: bool = True) -> Iterator[RigProbe]:
-        """Run a procedure: with ``moves``, torque on holding where the servos are, and back to where they
-        began at the end. On any exception (Ctrl-C too) the servos hold where they are, the reason is said,
-        and the exception goes on (so nothing is written)."""
+    def procedure(self, name: str, moves: bool = True, max_tendon_force_N: float | None = None,
+                  streams: tuple[str, ...] = ("actuators", "daq")) -> Iterator[RigProbe]:
+        """Run a procedure under the rig's engine (``rig.motion``): torque on holding where the servos are,
+        the interlocks watching ``streams``, tendon forces (at most ``max_tendon_force_N``), travel (at most
+        ``max_travel_m`` from the start; a procedure that does not move may drift ``HOLD_TRAVEL_M``), the
+        fingertip force and device faults every tick; with ``moves``, back to where the servos began at the
+        end. On any exception (a trip, Ctrl-C too) the engine stops with the servos holding, the reason is
+        said, and the exception goes on (so nothing is written)."""
         self.name = name
         self.pump()
         try:
-            if moves:
-                self.rig.actuators.enable()
-                self.start_m = self.read().excursion_m.copy()
-                self.goal_m = self.start_m.copy()
+            self._run = self.rig.motion(name, max_travel_m=self.max_travel_m if moves else HOLD_TRAVEL_M,
+                                        max_tendon_force_N=max_tendon_force_N, streams=streams,
+                                        forces_required=getattr(self.rig, "sea_forces", None) is not None)
+            self.start_m = self._run.start_m.copy()
+            self.goal_m = self.start_m.copy()
             yield self
             if moves:
                 self.command(self.start_m)
                 self.settle()
+            self._run.finish("the procedure is over")
         except BaseException as exc:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
-            how = self.hold() if moves else "the servos were not moved"
+            how = self.hold()
             message = f"{name} calibration stopped: {reason}; {how}; nothing written"
             self.rig.hub.event("calibration", "calibration", message)  # for whoever records or shows the rig
             self.say(message)
             raise
-        if moves:
-            self.hold()
+        finally:
+            if self._run is not None:
+                self._run.close()
+                self._run = None
 
     def hold(self) -> str:
-        """Servos hold where they are now; torque off if the bus refuses that. Says which happened."""
-        try:
-            self.rig.actuators.stop(torque_off=False)
-            return "the servos hold where they are"
-        except Exception as exc:  # noqa: BLE001 - the bus may be the failure: drop torque rather than nothing
-            try:
-                self.rig.actuators.stop(torque_off=True)
-                return f"holding failed ({exc}): torque off"
-            except Exception as exc2:  # noqa: BLE001 - the driver's own fault path has tried already
-                return f"holding and torque off failed ({exc2}): switch the servos off"
+        """Stop the procedure's motion: the engine's safe action (hold where the goals are). Says what happened."""
+        run = self._run
+        if run is None:
+            return "the servos were not moved"
+        if run.phase is Phase.FAULT:
+            return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
+                   f"(tripped: {run.runner.fault_reason})"
+        run.abort(f"{self.name} calibration stopped")
+        run.wait(1.0)
+        return "the servos hold where they are"
 
     # ------------------------------------------------------------ servos
     def read(self):
@@ -121,8 +135,8 @@ class RigProbe:
         return self.rig.actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:
-        """Six goals (m, + = reeled in), each within ``max_travel_m`` of where the procedure began; never
-        after a device fault (the hub's fault events are taken first)."""
+        """Six goals (m, + = reeled in), each within ``max_travel_m`` of where the procedure began, moved to
+        by the engine; raises if the engine has tripped or stopped (a device fault first, from the hub)."""
         self.pump()
         x = np.asarray(excursion_m, dtype=float).reshape(-1)
         if self.start_m is not None:
@@ -132,26 +146,31 @@ class RigProbe:
                 raise CalibrationError(self.name, f"a goal {(x[k] - self.start_m[k]) * 1e3:+.1f} mm from the start "
                                                   f"exceeds the {self.max_travel_m * 1e3:g} mm travel limit",
                                        f"tendon {TENDONS[k]}")
-        self.rig.actuators.command(x)
+        self._step(Move(tuple(x)))
         self.goal_m = x.copy()
 
     def settle(self, within_m: float = 0.5e-3, timeout_s: float = 5.0) -> None:
         """Wait (rig time) until no servo is moving and each is within ``within_m`` of its goal: whatever
         comes next (a hold, the next procedure, a person placing the finger) starts from rest."""
-        end = time.monotonic() + timeout_s / self.time_scale
-        while True:
-            sample = self.read()
-            if not sample.moving.any() and np.all(np.abs(sample.excursion_m - self.goal_m) <= within_m):
-                return
-            if time.monotonic() > end:
-                off_mm = np.abs(sample.excursion_m - self.goal_m).max() * 1e3
-                raise CalibrationError(self.name, f"the servos did not reach their goals within {timeout_s:g} s "
-                                                  f"(off by up to {off_mm:.1f} mm): blocked?")
-            self.wait(0.05)
+        self._step(WaitUntilStill(within_m, timeout_s))
+
+    def _step(self, step) -> None:
+        if self._run is None:
+            raise CalibrationError(self.name, "the servos move only inside probe.procedure()")
+        try:
+            self._run.step(step)
+        except ProcedureStopped as exc:
+            raise CalibrationError(self.name, str(exc)) from None
 
     # ------------------------------------------------------------ time and streams
     def wait(self, protocol_s: float) -> None:
-        """Let ``protocol_s`` of rig time pass (host seconds / time_scale), watching for device faults."""
+        """Let ``protocol_s`` of rig time pass (host seconds / time_scale), watching for device faults; inside
+        a procedure the engine holds meanwhile, its interlocks watching."""
+        if self._run is not None:
+            self.pump()
+            self._step(Hold(protocol_s))
+            self.pump()
+            return
         end = time.monotonic() + protocol_s / self.time_scale
         while True:
             self.pump()

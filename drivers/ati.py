@@ -26,7 +26,6 @@ from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
 import numpy as np
-
 from uartlab.errors import InputFileError
 
 AXIS_NAMES = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-
 from uartlab import errors
 from uartlab.errors import ConfigError  # noqa: F401 - the drivers' name for the package's kind
 

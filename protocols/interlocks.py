@@ -11,9 +11,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.sim.names import TENDONS
-
 from uartlab.errors import InterlockError
+from uartlab.sim.names import TENDONS
 
 from .suite import Limits
 
@@ -43,6 +42,7 @@ class Observation:
     saturated_gauges: tuple[str, ...] = ()         # Nano17 strain gauges at an output rail ("SG0".."SG5")
     fingertip_force_N: float = 0.0                 # |F| of the Nano17 (NaN: no reading, trips like any NaN)
     device_faults: tuple[str, ...] = ()            # a device stream died: its one-line reason
+    servos_moving: np.ndarray = field(default_factory=lambda: np.zeros(6, dtype=bool))  # (6,) Moving flags
 
     @property
     def saturated(self) -> bool:
@@ -64,6 +64,9 @@ class InterlockLimits:
     max_excursion_m: np.ndarray                    # (6,)
     max_stream_age_s: dict[str, float]
     max_fingertip_force_N: float = math.inf
+    # False only where the rig has no SEA calibration yet (the SEA procedure that makes it): unknown tendon
+    # forces do not trip then, forces over the limit still do. Everywhere else an unread force is a fault.
+    forces_required: bool = True
 
     @classmethod
     def from_suite(cls, limits: Limits,
@@ -106,7 +109,7 @@ class Interlocks:
         force = np.asarray(obs.tendon_force_N, dtype=float)
         for i, name in enumerate(TENDONS):
             # `not <=` so NaN (a dead sensor) trips too: fail safe.
-            if not abs(force[i]) <= lim.max_tendon_force_N:
+            if not abs(force[i]) <= lim.max_tendon_force_N and (lim.forces_required or not np.isnan(force[i])):
                 return Trip("force", name, float(force[i]),
                             f"tendon {name} force {force[i]:.1f} N is over the limit {lim.max_tendon_force_N:g} N")
         exc = np.asarray(obs.excursion_m, dtype=float)

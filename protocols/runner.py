@@ -69,6 +69,7 @@ class Phase(Enum):
     PAUSED = "PAUSED"
     ABORTED = "ABORTED"
     FAULT = "FAULT"
+    PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py); last, so recorded indices keep
 
 
 _RUNNING = {Phase.ARMED, Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN}

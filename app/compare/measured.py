@@ -30,10 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.app.replay import SessionFile
+from uartlab.errors import InputFileError
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
 from uartlab.sim.surface import fingertip_force_from_sensor
-
-from uartlab.errors import InputFileError
 
 INITIAL_WINDOW_S = 0.1   # rest before actuation: averaged for the initial state
 STEADY_WINDOW_S = 0.1    # end of the trial: averaged for the steady state (the suites' settle hold is 0.1 s)
