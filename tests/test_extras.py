@@ -166,3 +166,14 @@ def test_pyside_failing_to_load_a_library_is_one_line():
                           "sudo apt-get install libegl1")
     other = ImportError("something else")
     assert qt_platform.explain_import_error(other) is other
+
+
+def test_doctor_reports_the_extras(monkeypatch):
+    from uartlab.app import doctor
+
+    monkeypatch.setitem(sys.modules, "grpc", None)
+    report = doctor._extras()
+    assert report["gui"]["installed"] and report["gui"]["install"] is None
+    assert not report["rig"]["installed"] and report["rig"]["missing_modules"] == ["grpc"]
+    text = doctor.render({"extras": report})
+    assert "[rig]  missing  no module grpc: pip install " in text and "[gui]  OK" in text
