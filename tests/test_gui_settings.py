@@ -24,7 +24,7 @@ def _dev_null_is_a_device() -> bool:
 def test_the_test_session_never_uses_the_operators_settings(qtbot):
     folder = os.environ[gui_settings.CONFIG_DIR_ENV]  # set for the whole session by conftest.py
     assert "uartlab-test-config-" in folder
-    window = MainWindow(dialogs=False)
+    window = MainWindow()
     qtbot.addWidget(window)
     assert Path(window.settings.fileName()) == Path(folder) / gui_settings.FILE_NAME
 
@@ -41,7 +41,7 @@ def test_the_operators_settings_are_in_the_user_config_folder(monkeypatch):
 def test_scratch_settings_are_saved_in_their_own_folder_and_removed(qtbot):
     with gui_settings.scratch_settings() as settings:
         path = Path(settings.fileName())
-        window = MainWindow(settings, dialogs=False)
+        window = MainWindow(settings)
         qtbot.addWidget(window)
         window.close()  # saves every setting and syncs: Qt writes a temp file and renames it over the target
         assert path.is_file() and "geometry" in path.read_text()
