@@ -29,6 +29,13 @@ def test_the_test_session_never_uses_the_operators_settings(qtbot):
     assert Path(window.settings.fileName()) == Path(folder) / gui_settings.FILE_NAME
 
 
+def test_qts_own_user_settings_are_in_the_test_sessions_folder_too():
+    from PySide6.QtCore import QSettings
+
+    qt_project = QSettings(QSettings.Scope.UserScope, "QtProject")  # where a QFileDialog saves its state
+    assert Path(qt_project.fileName()).parent == Path(os.environ[gui_settings.CONFIG_DIR_ENV])
+
+
 def test_the_operators_settings_are_in_the_user_config_folder(monkeypatch):
     import platformdirs
 
