@@ -94,7 +94,7 @@ def _qt() -> dict[str, Any]:
                 qt["probed_platform"] = line.removeprefix("platform=")
         qt["app_starts"] = proc.returncode == 0 and qt["probed_platform"] is not None
         if not qt["app_starts"]:
-            qt["error"] = _qt_reason(proc.stderr, proc.returncode)
+            qt["error"] = _xcb_libraries() or _qt_reason(proc.stderr, proc.returncode)
     except subprocess.TimeoutExpired:
         qt["error"] = "creating a QGuiApplication did not finish within 20 s"
     except Exception as exc:
@@ -106,6 +106,20 @@ def _qt() -> dict[str, Any]:
         qt["note"] = ("QT_QPA_PLATFORM is not set and there is no DISPLAY or WAYLAND_DISPLAY; "
                       "set QT_QPA_PLATFORM=offscreen to run the GUI code headless")
     return qt
+
+
+def _xcb_libraries() -> str | None:
+    """Which system libraries Qt's X11 plugin lacks, with the apt package (Qt's own message names
+    libxcb-cursor0 whatever is missing); None when that is not why Qt failed."""
+    from uartlab.app.gui import qt_platform
+
+    if not qt_platform.xcb_wanted():
+        return None
+    try:
+        qt_platform.check()
+    except Exception as exc:  # DeviceError: the one line `uartlab gui` would print
+        return str(exc)
+    return None
 
 
 def _nidaqmx() -> dict[str, Any]:

@@ -94,3 +94,17 @@ def test_bench_cli_lists_every_command_and_the_bare_interpreter(monkeypatch, cap
     assert "uartlab --version" in labels and "uartlab bench cli --help" in labels
     assert len(seen) == 2 * len(labels)
     assert all(r["ratio_to_bare"] == pytest.approx(1.0) for r in result["rows"])
+
+
+def test_bench_cli_prints_a_row_per_command_and_the_goal(monkeypatch, capsys):
+    import argparse
+
+    from uartlab.app import bench_cli
+
+    monkeypatch.setattr(bench_cli, "time_once", lambda argv: 0.9 if "--version" in argv else 0.05)
+    assert bench_cli.main(argparse.Namespace(repeats=1, json=False)) == 1  # --version over the goal
+    out = capsys.readouterr().out
+    assert "python -c pass" in out and "goal <= 0.5 s" in out and "OVER the 0.5 s goal" in out
+    assert bench_cli.main(argparse.Namespace(repeats=1, json=True)) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["slowest"] == "uartlab --version" and result["goal_s"] == 0.5 and not result["ok"]

@@ -177,3 +177,18 @@ def test_doctor_reports_the_extras(monkeypatch):
     assert not report["rig"]["installed"] and report["rig"]["missing_modules"] == ["grpc"]
     text = doctor.render({"extras": report})
     assert "[rig]  missing  no module grpc: pip install " in text and "[gui]  OK" in text
+
+
+def test_doctor_names_the_missing_qt_library_not_qts_guess(monkeypatch):
+    from uartlab.app import doctor
+
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    qt_says = 'qt.qpa.plugin: Could not load the Qt platform plugin "xcb" in "" even though it was found.'
+    monkeypatch.setattr(doctor.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a, -6, stdout="imported\n", stderr=qt_says))
+    monkeypatch.setattr(qt_platform, "xcb_plugin", lambda environ=None: "libqxcb.so")
+    monkeypatch.setattr(qt_platform, "load_library", lambda path: "libxcb-icccm.so.4: cannot open shared object file")
+    monkeypatch.setattr(qt_platform, "missing_libraries", lambda path: ["libxcb-icccm.so.4"])
+    qt = doctor._qt()
+    assert qt["imports"] and not qt["app_starts"]
+    assert "libxcb-icccm.so.4 is missing; install it with: sudo apt-get install libxcb-icccm4" in qt["error"]
