@@ -10,7 +10,6 @@ import sys
 import pytest
 from uartlab.app import extras
 from uartlab.app.gui import qt_platform
-
 from uartlab.errors import EXIT_DEVICE_OR_IO, DeviceError, MissingExtraError
 
 RIG_MODULES = ("dynamixel_sdk", "serial", "nidaqmx", "grpc")
