@@ -9,7 +9,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from .paths import writable_folder
 from .rig import Rig
+from .rig_calibrations import RigCalibrations
 from .rig_config import default_rig_config, load_rig_config
 from .session import RecordingSession
 
@@ -26,8 +28,9 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_store()
     path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

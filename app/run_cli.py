@@ -26,7 +26,9 @@ from uartlab.protocols.suite import Suite, resolve_suite
 from uartlab.sim.names import JOINTS
 
 from .experiment import Experiment, ExperimentStatus, SteadyState
+from .paths import writable_folder
 from .rig import Rig
+from .rig_calibrations import RigCalibrations
 from .rig_config import RigConfig, default_rig_config, load_rig_config
 from .session import RecordingSession
 
@@ -74,10 +76,18 @@ def main(args: argparse.Namespace) -> int:
     suite = select(resolve_suite(args.suite), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
+        if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
+            RigCalibrations(rig_config(args.rig, args.speed)).check_store()
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
     config = rig_config(args.rig, args.speed)
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    # Every input and the output folder are checked before the rig starts (app/paths.py)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_store()
+    if getattr(args, "params", None) and not getattr(args, "no_live_model", False):
+        from uartlab.sim import FingerParams
+
+        FingerParams.from_toml(args.params)
     path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))

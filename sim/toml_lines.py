@@ -33,3 +33,26 @@ def line_of_key(text: str, dotted_key: str) -> int | None:
             if full == parts:
                 return number
     return table_line
+
+
+_AT = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$")
+
+
+def decode_error(exc: ValueError) -> tuple[int | None, str]:
+    """(line, reason) of a ``tomllib.TOMLDecodeError``: Python 3.11-3.13 say the place only inside the
+    message ("Invalid value (at line 3, column 9)"), so it is taken from there for ``file:line: reason``."""
+    text = str(exc)
+    m = _AT.search(text)
+    if not m:
+        return getattr(exc, "lineno", None), text
+    reason = text[: m.start()]
+    reason = reason[:1].lower() + reason[1:]
+    if m.group(1) is None:
+        return None, f"{reason} (at the end of the file)"
+    return int(m.group(1)), f"{reason} (column {m.group(2)})"
+
+
+def not_toml(source: str, exc: ValueError) -> str:
+    """``file:line: not valid TOML: reason`` for a TOMLDecodeError of ``source``."""
+    line, reason = decode_error(exc)
+    return f"{source}:{line}: not valid TOML: {reason}" if line else f"{source}: not valid TOML: {reason}"
