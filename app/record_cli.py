@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
     folder = writable_folder(args.out, "--out") if args.out else writable_folder(
         config.recording.folder, f"{config.source}: recording.folder")
-    RigCalibrations(config).check_store()
+    RigCalibrations(config).check_files()
     path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -35,13 +35,17 @@ class RigCalibrations:
 
         return CalibrationStore(self.config.calibration_store).current(kind)
 
-    def check_store(self) -> None:
-        """Read the store's current set now (a run does, before anything starts): a damaged file is one
-        CalibrationError naming the file, line and key."""
+    def check_files(self) -> None:
+        """Read the files this config names now, before anything starts (a run and a dry run do): the
+        store's current set and the Nano17's .cal file. A damaged one is one error naming the file (and
+        line and key)."""
         if self.config.calibration_store is not None:
             from uartlab.calibration.store import CalibrationStore
 
             CalibrationStore(self.config.calibration_store).current_set()
+        n = self.config.nano17
+        if n.calibration_file is not None and self.config.daq.gauges:
+            FTCalibration.from_file(n.calibration_file, n.index)
 
     def status(self, uses_nano17: bool) -> tuple[list[str], list[str]]:
         """(missing, stale): one sentence each about the calibrations a run relies on. A twin brings its

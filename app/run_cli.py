@@ -77,13 +77,13 @@ def main(args: argparse.Namespace) -> int:
     if args.dry_run:
         from uartlab.protocols import dry_run
         if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
-            RigCalibrations(rig_config(args.rig, args.speed)).check_store()
+            RigCalibrations(rig_config(args.rig, args.speed)).check_files()
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
     config = rig_config(args.rig, args.speed)
     # Every input and the output folder are checked before the rig starts (app/paths.py)
     folder = writable_folder(args.out, "--out") if args.out else writable_folder(
         config.recording.folder, f"{config.source}: recording.folder")
-    RigCalibrations(config).check_store()
+    RigCalibrations(config).check_files()
     if getattr(args, "params", None) and not getattr(args, "no_live_model", False):
         from uartlab.sim import FingerParams
 
