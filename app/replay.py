@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -185,7 +186,8 @@ def _open_hdf5(path: str) -> h5py.File:
     if os.path.isdir(path):
         raise InputFileError(f"{path}: is a folder, not a session file")
     if not os.path.exists(path):
-        raise InputFileError(f"{path}: no such file")
+        blocked = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+        raise InputFileError(f"{path}: no such file" + (f" ({blocked} is a file, not a folder)" if blocked else ""))
     try:
         return h5py.File(path, "r")
     except OSError as exc:

@@ -301,7 +301,9 @@ class _Parser:
             self.error(f"{k}.name", "missing: every trial needs a name")
         pose = self.string(f"{k}.pose", raw.get("pose"))
         canon_pose = next((p for p in POSES if p.lower() == pose.lower()), None)
-        if canon_pose is None:
+        if "pose" not in raw:
+            self.error(f"{k}.pose", f"missing; expected one of {', '.join(POSES)}")
+        elif canon_pose is None:
             self.error(f"{k}.pose", f"unknown pose {pose!r}; expected one of {', '.join(POSES)}")
         angle = raw.get("surface_angle_deg")
         if angle is not None:

@@ -147,7 +147,7 @@ CASES = {
                                              "--dry-run"], ["suite.toml:8:", "trial[0].pulls[0].amplitude_mm"]),
                               BAD_INPUT),
     "suite-missing-key": (lambda t, s: (["run", str(suite_file(t, GOOD_SUITE.replace('pose = "Flex"\n', ""))),
-                                         "--dry-run"], ["suite.toml:", "trial[0].pose"]), BAD_INPUT),
+                                         "--dry-run"], ["suite.toml:5:", "trial[0].pose", "missing"]), BAD_INPUT),
     "suite-missing-table": (lambda t, s: (["run", str(suite_file(t, 'colour = "red"\n')), "--dry-run"],
                                           ["suite.toml", "colour", "[suite]"]), BAD_INPUT),
     "suite-unknown-key": (lambda t, s: (["run", str(suite_file(t, GOOD_SUITE.replace("repeats = 1",
