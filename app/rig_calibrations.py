@@ -43,6 +43,8 @@ class RigCalibrations:
             from uartlab.calibration.store import CalibrationStore
 
             CalibrationStore(self.config.calibration_store).current_set()
+            if self.config.sea.calibrations is None and self.stored("sea") is not None:
+                self.sea()   # the store's SEA fits are the rig's: all six must be there
         n = self.config.nano17
         if n.calibration_file is not None and self.config.daq.gauges:
             FTCalibration.from_file(n.calibration_file, n.index)

@@ -82,7 +82,7 @@ def suite_file(tmp: Path, text: str | bytes) -> Path:
     return write(tmp / "suite.toml", text)
 
 
-def store_rig(tmp: Path, records: dict[str, str], current: str | None = None) -> Path:
+def store_rig(tmp: Path, records: dict[str, str | bytes], current: str | None = None) -> Path:
     """rig.toml naming a store whose files are ``records`` (relative path -> text), current.toml ``current``."""
     for rel, text in records.items():
         write(tmp / "store" / rel, text)
@@ -230,6 +230,9 @@ CASES = {
     "cal-missing-elements": (lambda t, s: (["calibrate", "nano17", "--dry-run", "--cal",
                                             str(cal_file(t, CAL_GOOD_HEAD + "</FTSensor>\n"))],
                                            ["sensor.cal", "Calibration"]), BAD_INPUT),
+    "cal-binary": (lambda t, s: (["calibrate", "nano17", "--dry-run", "--cal",
+                                  str(cal_file(t, np.random.default_rng(2).bytes(512)))],
+                                 ["sensor.cal", "not an XML file"]), BAD_INPUT),
     "cal-empty": (lambda t, s: (["calibrate", "nano17", "--dry-run", "--cal", str(cal_file(t, ""))],
                                 ["sensor.cal"]), BAD_INPUT),
     "cal-folder": (lambda t, s: (["calibrate", "nano17", "--dry-run", "--cal", str(t)], [str(t)]), BAD_INPUT),
@@ -269,6 +272,12 @@ CASES = {
                                                       'kind = "sea"', 'kind = "mocap"').split("[values")[0]
                                                       + "[values.markers.M1]\nlocal_mm = [1, 2, 3]\nweight = 1\n"}))],
                                                  ["mocap/a.toml:", "values.markers.M1.link", "missing"]), BAD_INPUT),
+    "store-sea-partial": (lambda t, s: (["run", "free_motion", "--dry-run", "--rig",
+                                         str(store_rig(t, {"sea/a.toml": GOOD_RECORD}))],
+                                        ["sea/a.toml", "values.FDS", "missing"]), BAD_INPUT),
+    "store-record-binary": (lambda t, s: (["run", "free_motion", "--dry-run", "--rig",
+                                           str(store_rig(t, {"sea/a.toml": b"\x80\xff" * 99}))],
+                                          ["sea/a.toml", "UTF-8"]), BAD_INPUT),
     "store-not-a-record": (lambda t, s: (["run", "free_motion", "--dry-run", "--rig",
                                           str(store_rig(t, {"sea/a.toml": 'title = "notes"\n'}))],
                                          ["sea/a.toml", "schema"]), BAD_INPUT),
