@@ -141,6 +141,8 @@ class SessionFile:
         if "trials/table" not in self._file:
             return []
         rows = self._file["trials/table"][:]
+        if rows.dtype.names is None or "parameters_json" not in rows.dtype.names:
+            raise InputFileError(f"{self.path}: damaged session file: /trials/table is not a table of trials")
         out = []
         for row in rows:
             d = {name: (_text(row[name]) if rows.dtype[name].kind in "SOU" else row[name].item())

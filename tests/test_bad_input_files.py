@@ -325,7 +325,7 @@ for _command in ("verify", "replay", "compare", "calibrate-model"):
     for _kind in SESSION_KINDS:
         def _build(t, s, command=_command, kind=_kind):
             path = t / "in.h5" if kind == "missing" else session_input(t, kind, s)
-            return session_cmd(command, path, t), [str(path)]
+            return session_cmd(command, path, t), [str(path)] + (["/trials/table"] if kind == "headless" else [])
         if _kind == "headless" and _command in ("verify", "replay"):
             continue  # their reader does not read the trials table: nothing to refuse
         CASES[f"session-{_command}-{_kind}"] = (_build, BAD_INPUT)

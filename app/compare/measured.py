@@ -168,6 +168,8 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
         return trials, skipped
     except CompareError:
         raise
+    except InputFileError as exc:  # SessionFile's own words name the file
+        raise CompareError(str(exc)) from None
     except (KeyError, OSError, ValueError, TypeError, IndexError) as exc:  # truncated or edited by hand
         raise CompareError(f"{path}: unreadable session layout ({' '.join(str(exc).split())})") from None
     finally:
