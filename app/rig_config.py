@@ -351,7 +351,7 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(not_toml(name, exc)) from None
+        raise ConfigError(not_toml(name, exc, text)) from None
     root = _Table(file, "", data)
     actuators = _actuators(root.table("actuators"))
     daq = _daq(root.table("daq"))

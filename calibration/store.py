@@ -127,7 +127,7 @@ def parse_record(text: str, path: str | Path) -> CalibrationRecord:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise _not_toml(path, exc) from None
+        raise _not_toml(path, exc, text) from None
 
     def fail(key: str, reason: str) -> NoReturn:
         raise CalibrationError("store", f"{key}: {reason}", _where(path, text, key))
@@ -164,8 +164,8 @@ def _where(path: Path, text: str, key: str) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def _not_toml(path: Path, exc: ValueError) -> CalibrationError:
-    line, reason = decode_error(exc)
+def _not_toml(path: Path, exc: ValueError, text: str) -> CalibrationError:
+    line, reason = decode_error(exc, text)
     return CalibrationError("store", f"not valid TOML: {reason}", f"{path}:{line}" if line else str(path))
 
 
@@ -213,7 +213,7 @@ class CalibrationStore:
             text = path.read_text(encoding="utf-8")
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise _not_toml(path, exc) from None
+            raise _not_toml(path, exc, text) from None
         except UnicodeDecodeError as exc:
             raise CalibrationError("store", f"not UTF-8 text (byte {exc.start})", str(path)) from None
         except OSError as exc:

@@ -178,7 +178,7 @@ def parse_suite(text: str, name: str = "<suite>") -> Suite:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SuiteError([not_toml(name, exc)]) from None
+        raise SuiteError([not_toml(name, exc, text)]) from None
     return _Parser(text, name).suite(data)
 
 

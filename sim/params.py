@@ -93,7 +93,7 @@ class FingerParams:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            line, reason = decode_error(exc)
+            line, reason = decode_error(exc, text)
             raise ParameterError("", f"not valid TOML: {reason}", source=source, line=line) from None
         return _Reader(doc, text, source).build()
 

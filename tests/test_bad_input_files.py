@@ -188,7 +188,7 @@ CASES = {
     # ---- model parameters: sim free-motion --params, compare --params
     "params-not-toml": (lambda t, s: (["sim", "free-motion", "--tendon", "FDP", "--params",
                                        str(write(t / "p.toml", "[tendons]\nx = [1, 2\n"))],
-                                      ["p.toml:", "not valid TOML"]), BAD_INPUT),
+                                      ["p.toml:2:", "not valid TOML", "end of the file"]), BAD_INPUT),
     "params-wrong-type": (lambda t, s: (["sim", "free-motion", "--tendon", "FDP", "--params",
                                          str(write(t / "p.toml", _params_text("stiffness_Nmm_per_rad = 0.0",
                                                                               'stiffness_Nmm_per_rad = "x"')))],
@@ -212,7 +212,7 @@ CASES = {
                                                  str(write(t / "q.toml", b"\xff\xfe"))], ["q.toml", "UTF-8"]),
                                   BAD_INPUT),
     "run-params-bad": (lambda t, s: (["run", "free_motion", "--out", str(t / "rec"), "--params",
-                                      str(write(t / "p.toml", "a = [\n"))], ["p.toml", "not valid TOML"]),
+                                      str(write(t / "p.toml", "a = [\n"))], ["p.toml:1:", "not valid TOML"]),
                        BAD_INPUT),
     "rig-cal-file-bad": (lambda t, s: (["run", "free_motion", "--dry-run", "--rig",
                                         str(write(t / "rig.toml",
