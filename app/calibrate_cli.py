@@ -87,6 +87,15 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
 
     proc = args.procedure
+    if not args.dry_run:  # where the result goes, checked before the procedure runs (not after it)
+        from .paths import writable_folder
+
+        # not created yet: nothing is written unless the procedure succeeds
+        CalibrationStore(writable_folder(args.store, "--store", create=False)).current_files()
+    if getattr(args, "cal", None):
+        from uartlab.calibration.nano17 import load_cal
+
+        load_cal(args.cal)   # a bad .cal file: said before any rig starts
     if args.rig is None and getattr(args, "perturbation", 0.0) is None:
         args.perturbation = 0.2 if proc == "model" else 0.1
     if args.rig is not None:

@@ -23,13 +23,16 @@ def main(args: argparse.Namespace) -> int:
     from .extras import require
 
     require("rig")  # before the rig's modules load: they need the [rig] drivers, twin or hardware
+    from .paths import writable_folder
     from .rig import Rig
+    from .rig_calibrations import RigCalibrations
     from .rig_config import default_rig_config, load_rig_config
     from .session import RecordingSession, session_path
 
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_files()
     path = session_path(folder)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

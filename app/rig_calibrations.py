@@ -35,6 +35,20 @@ class RigCalibrations:
 
         return CalibrationStore(self.config.calibration_store).current(kind)
 
+    def check_files(self) -> None:
+        """Read the files this config names now, before anything starts (a run and a dry run do): the
+        store's current set and the Nano17's .cal file. A damaged one is one error naming the file (and
+        line and key)."""
+        if self.config.calibration_store is not None:
+            from uartlab.calibration.store import CalibrationStore
+
+            CalibrationStore(self.config.calibration_store).current_set()
+            if self.config.sea.calibrations is None and self.stored("sea") is not None:
+                self.sea()   # the store's SEA fits are the rig's: all six must be there
+        n = self.config.nano17
+        if n.calibration_file is not None and self.config.daq.gauges:
+            FTCalibration.from_file(n.calibration_file, n.index)
+
     def status(self, uses_nano17: bool) -> tuple[list[str], list[str]]:
         """(missing, stale): one sentence each about the calibrations a run relies on. A twin brings its
         own constants; a store is only consulted when the config names one."""
@@ -58,6 +72,10 @@ class RigCalibrations:
             return list(self.config.sea.calibrations)
         stored = self.stored("sea")
         if stored is not None:
+            missing = [t for t in TENDONS if t not in stored.values]
+            if missing:  # a fit of some tendons only (--tendons) cannot be the rig's whole set
+                raise stored.error(f"values.{missing[0]}", f"missing: the rig needs a fit for every SEA "
+                                                            f"(no {', '.join(missing)}); `uartlab calibrate sea`")
             return [SeaCalibration(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
         if twin_plant is None:
             raise ConfigError(f"{self.config.source}: sea: no SEA calibration: give [sea.<tendon>] fits or a "
@@ -98,6 +116,9 @@ class RigCalibrations:
         stored = self.stored("mocap")
         if stored is None:
             return None
+        for key in ("markers", "world_from_motive"):
+            if key not in stored.values:
+                raise stored.error(f"values.{key}", "missing: not a mocap calibration the rig can use")
         from uartlab.calibration.mocap import markers_from_values
         from uartlab.sim import Finger
 

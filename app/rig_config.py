@@ -25,7 +25,7 @@ from uartlab.drivers.sea import SeaCalibration, SeaGeometry
 from uartlab.drivers.usb6210 import parse_channels
 from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
 from uartlab.sim.names import POSES, TENDONS
-from uartlab.sim.toml_lines import line_of_key
+from uartlab.sim.toml_lines import line_of_key, not_toml
 
 BACKENDS = ("twin", "real")
 FROM_TWIN = "from_twin"       # calibration taken from the twin's own constants (twin backends only)
@@ -351,7 +351,7 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+        raise ConfigError(not_toml(name, exc, text)) from None
     root = _Table(file, "", data)
     actuators = _actuators(root.table("actuators"))
     daq = _daq(root.table("daq"))
@@ -366,8 +366,11 @@ def load_rig_config(path: str | Path) -> RigConfig:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a rig configuration: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the rig configuration: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read the rig configuration: "
+                          f"{(exc.strerror or str(exc)).lower()}") from None
     return parse_rig_config(text, str(path), path.resolve().parent)
 
 

@@ -77,17 +77,28 @@ def main(args: argparse.Namespace) -> int:
 
     if not args.dry_run:
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
+    from .paths import writable_folder
+    from .rig_calibrations import RigCalibrations
+
     suite = select(resolve_suite(args.suite), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
+        if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
+            RigCalibrations(rig_config(args.rig, args.speed)).check_files()
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
     from .experiment import Experiment
     from .rig import Rig
     from .session import RecordingSession, session_path
 
     config = rig_config(args.rig, args.speed)
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    # Every input and the output folder are checked before the rig starts (app/paths.py)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_files()
+    if getattr(args, "params", None) and not getattr(args, "no_live_model", False):
+        from uartlab.sim import FingerParams
+
+        FingerParams.from_toml(args.params)
     path = session_path(folder, suite.name)
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))

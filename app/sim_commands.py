@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from uartlab.sim import Finger
     from uartlab.sim.scenarios import Trial
 
+from .paths import writable_file
+
 
 def add_parser(sub) -> None:
     sim = sub.add_parser("sim", help="simulate the paper's experiments on the bond-graph model")
@@ -76,6 +78,8 @@ def _simulate(args, trial: Trial) -> int:
     from uartlab.sim import scenarios as sc
 
     finger = _finger(args)
+    if args.plot:
+        writable_file(args.plot, "--plot")   # before the simulation
     result = sc.run_trial(finger, trial, method=args.method, dt=args.dt)
     report = {"trial": trial.name, "method": args.method, **result.steady_state(),
               "wall_time_s": round(result.wall_s, 4)}
@@ -129,7 +133,8 @@ def _run_paper(args) -> int:
 def _run_urdf(args) -> int:
     from uartlab.sim.urdf import write_urdf
 
-    write_urdf(_finger(args).params, args.out)
+    params = _finger(args).params
+    write_urdf(params, writable_file(args.out, "-o"))
     print(f"URDF written to {args.out}")
     return 0
 
@@ -137,7 +142,7 @@ def _run_urdf(args) -> int:
 def _run_params(args) -> int:
     text = _finger(args).params.to_toml()
     if args.out:
-        args.out.write_text(text)
+        writable_file(args.out, "-o").write_text(text)
         print(f"parameters written to {args.out}")
     else:
         print(text)

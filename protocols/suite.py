@@ -41,7 +41,7 @@ from uartlab.drivers.interfaces import ConfigError
 from uartlab.sim.inputs import Sigmoid as SimSigmoid
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
-from uartlab.sim.toml_lines import line_of_key
+from uartlab.sim.toml_lines import line_of_key, not_toml
 
 from .trajectories import Trajectory
 
@@ -147,7 +147,13 @@ class Suite:
 # ------------------------------------------------------------------ loading
 def load_suite(path: str | Path) -> Suite:
     path = Path(path)
-    return parse_suite(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError([f"{path}: not a suite file: not UTF-8 text (byte {exc.start})"]) from None
+    except OSError as exc:
+        raise SuiteError([f"{path}: cannot read the suite: {(exc.strerror or str(exc)).lower()}"]) from None
+    return parse_suite(text, str(path))
 
 
 def builtin_suite(name: str) -> Suite:
@@ -162,6 +168,9 @@ def resolve_suite(name_or_path: str) -> Suite:
     """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts)."""
     if name_or_path in BUILTIN_SUITES:
         return builtin_suite(name_or_path)
+    if not Path(name_or_path).suffix and not Path(name_or_path).exists():  # a mistyped built-in name
+        raise SuiteError([f"{name_or_path}: no such suite: neither a built-in one ({', '.join(BUILTIN_SUITES)}) "
+                          "nor a file"])
     return load_suite(name_or_path)
 
 
@@ -169,7 +178,7 @@ def parse_suite(text: str, name: str = "<suite>") -> Suite:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SuiteError([f"{name}: {exc}"]) from exc
+        raise SuiteError([not_toml(name, exc, text)]) from None
     return _Parser(text, name).suite(data)
 
 
@@ -292,7 +301,9 @@ class _Parser:
             self.error(f"{k}.name", "missing: every trial needs a name")
         pose = self.string(f"{k}.pose", raw.get("pose"))
         canon_pose = next((p for p in POSES if p.lower() == pose.lower()), None)
-        if canon_pose is None:
+        if "pose" not in raw:
+            self.error(f"{k}.pose", f"missing; expected one of {', '.join(POSES)}")
+        elif canon_pose is None:
             self.error(f"{k}.pose", f"unknown pose {pose!r}; expected one of {', '.join(POSES)}")
         angle = raw.get("surface_angle_deg")
         if angle is not None:

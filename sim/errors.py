@@ -17,7 +17,7 @@ class ParameterError(ConfigError):
         where = ""
         if source:
             where = f"{source}:{line}: " if line else f"{source}: "
-        super().__init__(f"{where}{key}: {reason}")
+        super().__init__(f"{where}{key}: {reason}" if key else f"{where}{reason}")  # key "": the whole file
 
 
 class SimulationDiverged(ConfigError):

@@ -16,6 +16,7 @@ import os
 import numpy as np
 from uartlab.sim import Finger, FingerParams
 
+from ..paths import writable_folder
 from ..session_params import recorded_params
 from .analysis import ParamSet, compare
 from .measured import CompareError, load_trials
@@ -56,8 +57,9 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
             raise CompareError(f"no settled trial matches --trials {trials_glob!r}")
     if not trials:
         raise CompareError("no trial to compare: " + "; ".join(f"{lab}: {why}" for lab, why in skipped))
-    comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped)
     out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
+    writable_folder(out, "--out")   # before the re-simulations, not after them
+    comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped)
     from .report import write_report
 
     written = write_report(comparison, out, figures=figures)
