@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from .cli_types import positive_float
 from .rig import Rig
 from .rig_config import default_rig_config, load_rig_config
 from .session import RecordingSession
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record every stream of the rig (the twin unless --rig says otherwise)")
     p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
-    p.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    p.add_argument("--seconds", type=positive_float, help="stop after this long (default: until Ctrl-C)")
     p.add_argument("--operator", default="", help="who runs the session")
     p.add_argument("--notes", default="", help="free text stored with the session")
     p.set_defaults(run=main)

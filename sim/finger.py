@@ -245,7 +245,9 @@ class Finger:
         wall = time.perf_counter() - start
         if status == DIVERGED:
             raise SimulationDiverged(f"the {method} integration diverged at t = {t_end:.3f} s"
-                                     + (f" with dt = {dt * 1e3:g} ms; try a smaller --dt" if method == "rk4" else ""))
+                                     + (f" with dt = {dt * 1e3:g} ms; try a smaller --dt (<= {DEFAULT_DT_S:g} s)"
+                                        if method == "rk4" else ""),
+                                     t_s=t_end, dt_s=dt if method == "rk4" else None, method=method)
         return SimResult(T[:n].copy(), X[:n].copy(), A[:n].copy(), self, surface, inp, status == SETTLED,
                          method, wall)
 
