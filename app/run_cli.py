@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
     suite = select(resolve_suite(args.suite), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
-        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
+        return dry_run.main(argparse.Namespace(suite=suite, json=args.json))
     config = rig_config(args.rig, args.speed)
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)

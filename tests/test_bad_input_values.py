@@ -5,6 +5,7 @@ no traceback. (app/cli_types.py, app/cli.py's parser, sim/integrators.py, calibr
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -212,3 +213,8 @@ def test_a_closed_pipe_is_no_traceback(argv, tmp_path):
     proc.stderr.close()
     assert proc.wait(timeout=120) == 0, err
     assert err == "", err
+
+
+def test_dry_run_runs_the_trials_named(capsys):
+    assert main(["run", "free_motion", "--dry-run", "--trial", "free/FDP", "--json"]) == 0
+    assert [t["trial"] for t in json.loads(capsys.readouterr().out)["trials"]] == ["free/FDP"]
