@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     from .cli_types import (
         angle_deg,
         finite_float,
-        non_negative_float,
+        fraction,
         non_negative_int,
         one_of,
         positive_float,
@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
         p.add_argument("--seed", type=non_negative_int, default=0, help="twin seed")
         p.add_argument("--notes", default="", help="free text kept in the file's provenance")
         if name in ("sea", "servo-zero", "moment-arms", "model"):
-            p.add_argument("--perturbation", type=non_negative_float, default=None,
+            p.add_argument("--perturbation", type=fraction, default=None,
                            help="twin: relative spread of its true parameters around the defaults "
                                 "(twin plant: 0.1, model 0.2; --rig twin: the rig file's, 0)")
         if name == "sea":

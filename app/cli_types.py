@@ -57,6 +57,14 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """A relative spread in [0, 1) (a perturbation: 1 or more would make stiffnesses and masses <= 0)."""
+    value = finite_float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction in [0, 1), got {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """A whole number >= 1 (repeats, workers)."""
     value = int(_number(text, int, "a whole number"))

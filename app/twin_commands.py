@@ -7,7 +7,7 @@ import signal
 import threading
 import time
 
-from uartlab.app.cli_types import angle_deg, non_negative_float, non_negative_int, positive_float
+from uartlab.app.cli_types import angle_deg, fraction, non_negative_int, positive_float
 from uartlab.drivers.twins.plant import PlantConfig
 from uartlab.drivers.twins.rig import (
     NATNET_COMMAND_PORT,
@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
     up = twin_sub.add_parser("up", help="start the twin rig and print where each device listens")
     up.add_argument("--speed", type=positive_float, default=1.0, help="model seconds per wall second (default 1)")
     up.add_argument("--seed", type=non_negative_int, default=0, help="seed for noise and parameter perturbation")
-    up.add_argument("--perturbation", type=non_negative_float, default=0.0, metavar="FRACTION",
+    up.add_argument("--perturbation", type=fraction, default=0.0, metavar="FRACTION",
                     help="spread of the plant's true parameters around the model defaults, e.g. 0.05")
     up.add_argument("--pose", choices=("Flex", "Hook", "Curl"), default="Flex", type=str.capitalize)
     up.add_argument("--surface-angle", type=angle_deg, metavar="DEG", help="place a contact surface at the fingertip")
