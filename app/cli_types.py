@@ -49,6 +49,19 @@ def positive_float(text: str) -> float:
     return value
 
 
+def float_in(lo: float, hi: float, why: str = "") -> Callable[[str], float]:
+    """A finite number within [lo, hi]; ``why`` says what is wrong outside (in the message)."""
+
+    def check(text: str) -> float:
+        value = finite_float(text)
+        if not lo <= value <= hi:
+            bound = f">= {lo:g}" if hi == math.inf else f"within [{lo:g}, {hi:g}]"
+            raise argparse.ArgumentTypeError(f"must be {bound}{why}, got {text}")
+        return value
+
+    return check
+
+
 def non_negative_float(text: str) -> float:
     """A finite number >= 0 (a perturbation, a pretension)."""
     value = finite_float(text)

@@ -72,6 +72,7 @@ CASES = [
     ([*CONTACT, "--angle", "400"], ["--angle", "400", "±180"]),
     (["sim", "free-motion", "--tendon", "FDP", "--dt", "0"], ["--dt", "0"]),
     (["sim", "free-motion", "--tendon", "FDP", "--dt", "-0.001"], ["--dt", "-0.001"]),
+    (["sim", "free-motion", "--tendon", "FDP", "--dt", "1e-12"], ["--dt", "1e-12", "hours"]),
     (["sim", "free-motion", "--tendon", "XYZ"], ["--tendon", "XYZ"]),
     # unknown names: what there is, and the nearest
     (["calibrate", "model", "--fit", "coulombb"],
