@@ -96,8 +96,8 @@ def _simulate(args, trial: sc.Trial) -> int:
 
 def diverged_message(exc: SimulationDiverged, dt_s: float) -> str:
     """The divergence as the option that caused it: '--dt 1: the integration diverged at t = 3 s (...)'."""
-    if exc.dt_s is None:   # the adaptive method: not a step the user chose
-        return f"{exc}; the parameters may make the model unstable"
+    if exc.dt_s is None or dt_s <= DEFAULT_DT_S:   # not the step: the parameters (or the adaptive method)
+        return str(exc)
     return (f"--dt {dt_s:g}: the integration diverged at t = {exc.t_s:.3g} s (a step of {dt_s:g} s is too large "
             f"for this model; try <= {DEFAULT_DT_S:g})")
 

@@ -147,15 +147,44 @@ def test_a_diverging_run_never_ends_as_a_steady_state(finger):
         assert info.value.dt_s == dt and info.value.t_s > 0
 
 
-def test_compare_trials_matching_nothing_lists_what_there_is(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def one_trial_session(tmp_path_factory):
     from uartlab.app.compare.synthetic import write_model_session
     from uartlab.sim.scenarios import free_motion_trial
 
-    path = tmp_path / "s.h5"
+    path = tmp_path_factory.mktemp("bad_input") / "s.h5"
     write_model_session(path, [free_motion_trial("FDP")])
-    code, err = run_main(["compare", str(path), "--trials", "contact/*", "--out", str(tmp_path / "r")], capsys)
+    return path
+
+
+@pytest.fixture(scope="module")
+def unstable_params(tmp_path_factory):
+    """Parameters the model cannot integrate at the default step (EM springs 100 times stiffer)."""
+    from uartlab.sim import FingerParams
+
+    p = FingerParams.uart()
+    path = tmp_path_factory.mktemp("bad_input") / "stiff.toml"
+    p.replace(em_stiffness_N_per_m=p.em_stiffness_N_per_m * 100).to_toml(path)
+    return path
+
+
+def test_compare_trials_matching_nothing_lists_what_there_is(one_trial_session, tmp_path, capsys):
+    argv = ["compare", str(one_trial_session), "--trials", "contact/*", "--out", str(tmp_path / "r")]
+    code, err = run_main(argv, capsys)
     assert code == BAD_INPUT
     assert_one_line(err, "--trials 'contact/*'", "the sessions have: free/FDP")
+
+
+def test_parameters_that_make_the_model_diverge_are_an_error_not_a_table(one_trial_session, unstable_params,
+                                                                         tmp_path, capsys):
+    code, err = run_main(["sim", "free-motion", "--tendon", "FDP", "--params", str(unstable_params)], capsys)
+    assert code == BAD_INPUT
+    assert_one_line(err, "diverged", "the parameters may make the model unstable")
+    argv = ["compare", str(one_trial_session), "--params", str(unstable_params), "--no-figures",
+            "--out", str(tmp_path / "r")]
+    code, err = run_main(argv, capsys)
+    assert code == BAD_INPUT
+    assert_one_line(err, "free/FDP", "diverged")
 
 
 # ------------------------------------------------------------------ dask: one line with the address, in time
