@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from uartlab.sim.names import JOINTS
 
+from .cli_types import positive_float, positive_int
+
 if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
     from uartlab.protocols.suite import Suite
 
@@ -48,10 +50,10 @@ def add_parser(sub) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
-    p.add_argument("--repeats", type=int, help="run each trial this many times instead of the suite's repeats")
-    p.add_argument("--trial", action="append", dest="trials", metavar="NAME",
-                   help="run only this trial (repeatable)")
-    p.add_argument("--speed", type=float, help="twin only: model seconds per wall second")
+    p.add_argument("--repeats", type=positive_int, help="run each trial this many times instead of the suite's repeats")
+    p.add_argument("--trial", nargs="+", action="extend", dest="trials", metavar="NAME",
+                   help="run only these trials (--trial a b, or --trial a --trial b)")
+    p.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
     p.add_argument("--safe-action", choices=("hold", "torque_off"), default="hold",
                    help="what the servos do after a trip or abort (the E-stop always turns torque off)")
     p.add_argument("--operator", default="", help="who runs the session")
@@ -85,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
         from uartlab.protocols import dry_run
         if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
             RigCalibrations(rig_config(args.rig, args.speed)).check_files()
-        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
+        return dry_run.main(argparse.Namespace(suite=suite, json=args.json))
     from .experiment import Experiment
     from .rig import Rig
     from .session import RecordingSession, session_path
@@ -148,8 +150,10 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
         names = [t.name for t in suite.trials]
         unknown = [t for t in trials if t not in names]
         if unknown:
-            raise ValueError(f"{suite.source}: no trial named {', '.join(map(repr, unknown))}; "
-                             f"the suite has {', '.join(names)}")
+            from .cli_types import suggest
+
+            raise ValueError(f"--trial: {suite.source} has no trial named {', '.join(map(repr, unknown))}"
+                             f"{suggest(unknown[0], names)} (the suite has {', '.join(names)})")
         chosen = tuple(t for t in suite.trials if t.name in trials)
     if repeats is not None:
         if repeats < 1:

@@ -217,7 +217,7 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
     if sol.status <= 0:  # the evaluation budget ran out before any of the tolerances was met
         raise CalibrationError("model", f"the least-squares fit did not converge in {sol.nfev} evaluations "
                                         f"(cost {0.5 * float(r0 @ r0):.4g} -> {sol.cost:.4g}): fit fewer "
-                                        "parameters or start nearer (--start)")
+                                        "parameters or start nearer (--params)")
     # The uncertainty from a central-difference Jacobian over +-UNCERTAINTY_STEP, not the fit's own: stiction
     # and contact stick-slip make the simulated response jump at small scales, and the 0.1 % steps that
     # steer the fit well measured slopes up to 5x too steep there (sigma 5x too small) on a twin-rig session.

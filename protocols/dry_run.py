@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.finger import Finger, SimResult
 from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.sim.scenarios import trial_start
@@ -47,7 +48,14 @@ class DryRunResult:
 def dry_run(suite: Suite, finger: Finger | None = None) -> list[DryRunResult]:
     """Simulate every trial of ``suite`` (once: the model is deterministic, repeats add nothing)."""
     finger = finger if finger is not None else Finger()
-    return [dry_run_trial(suite, trial, finger) for trial in suite.trials]
+    results = []
+    for trial in suite.trials:
+        try:
+            results.append(dry_run_trial(suite, trial, finger))
+        except SimulationDiverged as exc:   # a result with 1e67 N peaks would be worse than none
+            raise SimulationDiverged(f"{suite.source}: trial {trial.name}: {exc}", exc.t_s, exc.dt_s,
+                                     exc.method) from None
+    return results
 
 
 def dry_run_trial(suite: Suite, trial: SuiteTrial, finger: Finger) -> DryRunResult:
@@ -115,7 +123,7 @@ def format_table(suite: Suite, results: list[DryRunResult]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """``uartlab run SUITE --dry-run [--json]``: 0 when every trial is ok, 1 when any is flagged."""
-    suite = resolve_suite(args.suite)
+    suite = args.suite if isinstance(args.suite, Suite) else resolve_suite(args.suite)  # run: --trial applied
     results = dry_run(suite)
     if getattr(args, "json", False):
         print(json.dumps({"suite": suite.name, "source": suite.source, "sha256": suite.sha256,

@@ -168,9 +168,14 @@ def resolve_suite(name_or_path: str) -> Suite:
     """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts)."""
     if name_or_path in BUILTIN_SUITES:
         return builtin_suite(name_or_path)
-    if not Path(name_or_path).suffix and not Path(name_or_path).exists():  # a mistyped built-in name
-        raise SuiteError([f"{name_or_path}: no such suite: neither a built-in one ({', '.join(BUILTIN_SUITES)}) "
-                          "nor a file"])
+    path = Path(name_or_path)
+    if not path.exists() and path.suffix.lower() != ".toml" and len(path.parts) == 1:   # a mistyped name
+        import difflib
+
+        close = difflib.get_close_matches(name_or_path, BUILTIN_SUITES, n=1)
+        hint = f": did you mean {close[0]}?" if close else ""
+        raise ConfigError(f"unknown suite {name_or_path!r}{hint} (built-in: {', '.join(BUILTIN_SUITES)}; "
+                          "or a path to a .toml)")
     return load_suite(name_or_path)
 
 

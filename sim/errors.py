@@ -21,4 +21,10 @@ class ParameterError(ConfigError):
 
 
 class SimulationDiverged(ConfigError):
-    """The integration blew up (a state became non-finite): the step is too large for the model."""
+    """The integration blew up (a state became non-finite or physically absurd): the step is too large for
+    the model. ``t_s`` is when it was noticed, ``dt_s`` the fixed step (None for the adaptive method)."""
+
+    def __init__(self, message: str, t_s: float | None = None, dt_s: float | None = None,
+                 method: str | None = None):
+        self.t_s, self.dt_s, self.method = t_s, dt_s, method
+        super().__init__(message)

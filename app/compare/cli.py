@@ -52,9 +52,11 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
         skipped += s
     sets = load_param_sets(params, params_b, sessions)
     if trials_glob:
+        there = sorted({t.name for t in trials})
         trials = [t for t in trials if fnmatch.fnmatchcase(t.name, trials_glob)]
         if not trials:
-            raise CompareError(f"no settled trial matches --trials {trials_glob!r}")
+            raise CompareError(f"no settled trial matches --trials {trials_glob!r} "
+                               f"(the sessions have: {', '.join(there) or 'none'})")
     if not trials:
         raise CompareError("no trial to compare: " + "; ".join(f"{lab}: {why}" for lab, why in skipped))
     out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
