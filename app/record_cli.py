@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from .logs import log_file
 from .rig import Rig
 from .rig_config import default_rig_config, load_rig_config
 from .session import RecordingSession
@@ -31,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
     path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Rig(config) as rig:
+    with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the session's log beside its file
         session = RecordingSession(rig, path, operator=args.operator, notes=args.notes)
         print(f"recording {path} (Ctrl-C to stop)", flush=True)
         started = time.monotonic()

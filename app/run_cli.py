@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
@@ -26,10 +27,12 @@ from uartlab.protocols.suite import Suite, resolve_suite
 from uartlab.sim.names import JOINTS
 
 from .experiment import Experiment, ExperimentStatus, SteadyState
+from .logs import log_file
 from .rig import Rig
 from .rig_config import RigConfig, default_rig_config, load_rig_config
 from .session import RecordingSession
 
+log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
 
 
@@ -81,20 +84,24 @@ def main(args: argparse.Namespace) -> int:
     path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
+    quiet = args.json or getattr(args, "quiet", 0) > 0
     try:
-        with Rig(config) as rig:
+        with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the run's log beside its session file
+            log.info("uartlab %s %s: session %s", getattr(args, "command", "run"), suite.name, path.name)
             live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
             session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
             for source in sources:  # into the session's events: which calibrations the model ran with
                 rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
             try:
-                status = _run(exp, estop, quiet=args.json)
+                status = _run(exp, estop, quiet=quiet)
             finally:
                 exp.close()
                 if live is not None:
                     live.close()
                 session.close()
+            log.info("run ended %s: %d of %d trials run%s", status.phase, len(status.results), status.n_trials,
+                     f"; {status.fault_reason}" if status.fault_reason else "")
     finally:
         signal.signal(signal.SIGINT, previous)
     _report(path, suite, exp, status, args.json, live)

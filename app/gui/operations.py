@@ -7,11 +7,13 @@ Experiment (``app/experiment.py``) is imported when a run starts, so the window 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from datetime import datetime
 from pathlib import Path
 
+from ..logs import event_level
 from ..streams import Event
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
@@ -128,7 +130,7 @@ class Operations:
 
         def work():
             folder.mkdir(parents=True, exist_ok=True)
-            return RecordingSession(rig, path, operator=operator, notes=notes)
+            return RecordingSession(rig, path, operator=operator, notes=notes, log=True)  # <session>.log beside
 
         def done(session) -> None:
             self.session, self.session_started_s = session, time.monotonic()
@@ -205,7 +207,7 @@ class Operations:
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
-                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True)
             exp = Experiment(rig, suite, new or session, safe_action="hold")
             try:
                 exp.start()
@@ -419,7 +421,8 @@ class Operations:
             self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
                             f"{e.message}")
             return
-        self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
+        if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
+            self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
         if e.kind == "trip":
             self.trip_reason = e.message
             self.w.show_interlocks(self.estop_reason if self.estop_latched else e.message, self.estop_latched)
