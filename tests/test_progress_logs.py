@@ -177,3 +177,31 @@ def test_clock_sync_updates_are_debug_and_faults_warnings(caplog):
     with caplog.at_level(logging.DEBUG, logger="uartlab.events"):
         logs.log_event(Event(0.0, "clock", "daq", "host - device = 0.1 s"))
     assert caplog.records[-1].levelno == logging.DEBUG
+
+
+def test_a_gui_recording_keeps_its_log_until_closed_with_the_rig_events(tmp_path):
+    """RecordingSession(log=True), as the GUI's recording dock and protocol runs create it: the run's events at
+    their levels (clock-sync updates are debug: not in the file), no rig needed."""
+    from uartlab.app.hub import Hub
+    from uartlab.app.rig_config import default_rig_config
+    from uartlab.app.session import RecordingSession
+
+    class HubOnlyRig:
+        config, hub = default_rig_config(), Hub()
+
+        def clock_sync(self):
+            return {}
+
+    rig = HubOnlyRig()
+    path = tmp_path / "session_gui.h5"
+    session = RecordingSession(rig, path, operator="kim", log=True)
+    rig.hub.event("trial", "runner", "start 'free/FDP' repeat 1/1")
+    rig.hub.event("clock", "daq", "USB-6210: host - device = 0.000100 s")
+    rig.hub.event("trip", "interlocks", "tendon force over the limit")
+    session.close()
+    logging.getLogger("uartlab.test").warning("after the close")
+    text = path.with_suffix(".log").read_text(encoding="utf-8")
+    assert "session_gui.h5" in text and "operator 'kim'" in text
+    assert "INFO uartlab.events: trial [runner] start 'free/FDP'" in text
+    assert "WARNING uartlab.events: trip [interlocks]" in text
+    assert "host - device" not in text and "after the close" not in text
