@@ -43,7 +43,8 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
     show = shown()
     forced = show is True and not _isatty(sys.stderr)
     bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None if show is None else not show,
-               leave=forced, dynamic_ncols=True, mininterval=5.0 if forced else 0.1, ascii=forced or None)
+               leave=forced, dynamic_ncols=True, mininterval=5.0 if forced else 0.1, ascii=forced or None,
+               bar_format=None if total is not None else "{desc}: {n_fmt} {unit}s [{elapsed}]")
     state = {"done": 0, "total": total}
     started = time.monotonic()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import sys
 import time
@@ -37,6 +38,7 @@ def main(args: argparse.Namespace) -> int:
               f"{'complete' if rig.file.complete else 'NOT closed cleanly'}, speed {speed}")
     wall0 = last_print = last_tick = time.monotonic()
     span_s = max(t_last - t_first, 1e-9)
+    quiet = logging.getLogger().getEffectiveLevel() > logging.WARNING  # -q: the final lines only
     try:
         with progress(f"replay {args.file}", total=math.ceil(span_s), unit="s") as played:
             for _ in rig.records():
@@ -44,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
                 if now - last_tick >= 0.2:  # the file's seconds played (--loop: of this pass)
                     last_tick = now
                     played(int((rig.position_s - t_first) % (span_s + 1e-9)))
-                if not as_json and not played.visible and now - last_print >= 1.0:
+                if not (as_json or quiet or played.visible) and now - last_print >= 1.0:
                     last_print = now
                     _print_status(rig, now - wall0, live=True)
             played(math.ceil(span_s))

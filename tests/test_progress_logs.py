@@ -205,3 +205,12 @@ def test_a_gui_recording_keeps_its_log_until_closed_with_the_rig_events(tmp_path
     assert "INFO uartlab.events: trial [runner] start 'free/FDP'" in text
     assert "WARNING uartlab.events: trip [interlocks]" in text
     assert "host - device" not in text and "after the close" not in text
+
+
+def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summary(one_trial_session):
+    proc = uartlab("replay", str(one_trial_session), "--speed", "max", env={progress.ENV: "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert f"replay {one_trial_session}" in proc.stderr and "100%|" in proc.stderr  # every second played
+    quiet = uartlab("replay", str(one_trial_session), "--speed", "max", "-q", env={progress.ENV: "1"})
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert "done in" in quiet.stdout and "t=" not in quiet.stdout
