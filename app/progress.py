@@ -51,6 +51,7 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
     def on_progress(done: int, new_total: int | None = None) -> None:
         if new_total is not None and new_total != state["total"]:
             state["total"] = bar.total = new_total
+            bar.bar_format = None  # tqdm's bar, now that there is a total
         state["done"] = done
         bar.update(done - bar.n if not bar.disable else 0)
 
