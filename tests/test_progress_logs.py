@@ -214,3 +214,28 @@ def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summar
     quiet = uartlab("replay", str(one_trial_session), "--speed", "max", "-q", env={progress.ENV: "1"})
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert "done in" in quiet.stdout and "t=" not in quiet.stdout
+
+
+SHORT_SUITE = """
+[suite]
+name = "short"
+repeats = 1
+[[trial]]
+name = "ED"
+pose = "Flex"
+pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
+return = true
+"""
+
+
+@pytest.mark.realtime
+def test_a_quiet_run_logs_its_trials_beside_the_session(tmp_path):
+    suite = tmp_path / "short.toml"
+    suite.write_text(SHORT_SUITE, encoding="utf-8")
+    proc = uartlab("run", str(suite), "--out", str(tmp_path), "--speed", "4", "--no-live-model", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and "[" not in proc.stdout.splitlines()[0]  # -q: no progress lines, the summary
+    (h5,) = tmp_path.glob("session_*_short.h5")
+    text = h5.with_suffix(".log").read_text(encoding="utf-8")
+    assert f"uartlab run short: session {h5.name}" in text and "rig started from" in text
+    assert "trial [runner] start 'ED' repeat 1/1" in text and "run ended DONE: 1 of 1 trials run" in text
