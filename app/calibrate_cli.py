@@ -97,7 +97,8 @@ def main(args: argparse.Namespace) -> int:
             print(line)
             capture.note(line, "uartlab.calibrate")
 
-        log.info("uartlab calibrate %s on %s", proc, args.rig or "the twin plant (in-process)")
+        log.info("uartlab calibrate %s %s", proc,
+                 f"at the rig {args.rig!r}" if args.rig else "on the twin plant (in-process)")
         values, residuals, method, lines = _procedure(args, capture)
         say(f"{proc} calibration ({method})")
         for line in lines:
@@ -166,13 +167,13 @@ def _procedure(args: argparse.Namespace, capture):
 def _at_rig(args: argparse.Namespace, capture=None, tick=None):
     """Start the rig (the twin rig, or rig.toml's devices), run the procedure through its drivers, stop it.
     What the procedure says goes to stderr and into the calibration's log (``capture``)."""
-    import sys
     from dataclasses import replace
     from pathlib import Path
 
     from uartlab.calibration import rig_runs
     from uartlab.sim.names import TENDONS, tendon_index
 
+    from . import progress
     from .rig import Rig
     from .run_cli import rig_config
 
@@ -187,7 +188,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
     tendons = tuple(TENDONS[tendon_index(t)] for t in args.tendons) if getattr(args, "tendons", None) else None
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr)
+        progress.write(line)  # stderr, around the progress bar
         if capture is not None:
             capture.note(line, "uartlab.calibrate")
 

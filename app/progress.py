@@ -65,6 +65,13 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
     log.info("%s: %s%s %s in %.1f s", desc, state["done"], of, units, time.monotonic() - started)
 
 
+def write(line: str) -> None:
+    """A line on stderr that does not tear an open bar (tqdm clears it, writes, draws it again)."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
 def _isatty(stream) -> bool:
     try:
         return stream.isatty()
