@@ -52,12 +52,33 @@ def test_compare_verbose_logs_what_was_done_and_a_pipe_gets_no_bar(one_trial_ses
     assert "%|" not in proc.stderr  # stderr is not a terminal: no bar
 
 
-def test_progress_shows_when_forced(one_trial_session, tmp_path):
-    proc = uartlab("compare", str(one_trial_session), "--out", str(tmp_path / "p"), env={progress.ENV: "1"})
-    assert proc.returncode == 0, proc.stderr
-    assert "compare: re-simulating" in proc.stderr and "1/1" in proc.stderr
-    assert "compare: drawing figures" in proc.stderr and "3/3" in proc.stderr
-    assert "1 of 1 trial in" not in proc.stderr  # the INFO line needs -v (default: warnings only)
+def test_a_terminal_gets_the_bar_without_asking(one_trial_session, tmp_path):
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import struct
+    import termios
+
+    master, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a new pty is 0 columns wide
+    environ = {k: v for k, v in os.environ.items() if k != progress.ENV}
+    proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "compare", str(one_trial_session), "--out",
+                             str(tmp_path / "t")], stdout=subprocess.PIPE, stderr=terminal, env=environ)
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal's other end closed: the process is done
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = seen.decode(errors="replace")
+    assert "compare: re-simulating" in text and "1/1" in text
+    assert "compare: drawing figures" in text and "3/3" in text
+    assert "1 of 1 trial in" not in text  # the INFO line needs -v (default: warnings only)
 
 
 def test_shown_follows_the_level_and_the_environment(monkeypatch):
@@ -207,10 +228,13 @@ def test_a_gui_recording_keeps_its_log_until_closed_with_the_rig_events(tmp_path
     assert "host - device" not in text and "after the close" not in text
 
 
-def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summary(one_trial_session):
-    proc = uartlab("replay", str(one_trial_session), "--speed", "max", env={progress.ENV: "1"})
-    assert proc.returncode == 0, proc.stderr
-    assert f"replay {one_trial_session}" in proc.stderr and "100%|" in proc.stderr  # every second played
+def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summary(one_trial_session, capsys,
+                                                                                   monkeypatch):
+    monkeypatch.setenv(progress.ENV, "1")
+    monkeypatch.setattr(logging.getLogger(), "level", logging.WARNING)
+    assert main(["replay", str(one_trial_session), "--speed", "max"]) == 0
+    err = capsys.readouterr().err
+    assert f"replay {one_trial_session}" in err and "100%|" in err  # every second of the file played
     quiet = uartlab("replay", str(one_trial_session), "--speed", "max", "-q", env={progress.ENV: "1"})
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert "done in" in quiet.stdout and "t=" not in quiet.stdout
