@@ -60,6 +60,8 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
         yield on_progress
     finally:
         bar.close()
+    if state["total"] == 0:  # nothing to do (e.g. compare --no-figures): nothing to say
+        return
     of = f" of {state['total']}" if state["total"] is not None else ""
     units = unit if state["done"] == 1 else unit + "s"
     log.info("%s: %s%s %s in %.1f s", desc, state["done"], of, units, time.monotonic() - started)
