@@ -135,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _exit_status(exc: BaseException) -> int:
     if isinstance(exc, UartlabError):
         return exit_code(exc)
-    if isinstance(exc, ValueError):   # a value the user gave, refused by code below the CLI
-        return EXIT_BAD_INPUT
+    if isinstance(exc, ValueError | FileNotFoundError | IsADirectoryError | NotADirectoryError):
+        return EXIT_BAD_INPUT         # a value or path the user gave, refused by code below the CLI
     if isinstance(exc, OSError):      # a path that cannot be read or written, a device that is gone
         return EXIT_DEVICE_OR_IO
     return EXIT_INTERNAL

@@ -16,6 +16,7 @@ import numpy as np
 from uartlab.protocols.runner import Phase
 from uartlab.sim import Finger, PlaneSurface, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, Trial, start_state
+from uartlab.sim.surface import sensor_force_from_fingertip
 
 from .live_model import RUNNER_STREAM
 from .live_residuals import PHASES
@@ -62,9 +63,8 @@ def simulated_trial(finger: Finger, trial: Trial, *, rate_hz: float = 100.0, tri
     offset = np.zeros(6) if offset_m is None else np.asarray(offset_m, dtype=float)
     excursions = offset + result.excursions_m
     tip = result.fingertip_force_N()
-    frame = surface.frame if surface is not None else np.eye(3)
     wrench = np.zeros((len(result.t), 6))
-    wrench[:, :3] = -tip @ frame  # (-frame.T @ F) per row: the force on the sensor in its axes
+    wrench[:, :3] = sensor_force_from_fingertip(tip, angle)
     end = max(p.start_s + p.duration_s for p in trial.pulls)
     records = [runner_record(t0_s + (k - pre_ticks) * period, Phase.PRETENSION, trial_index, excursions[0],
                              result.tensions_N[0], result.x[0, 8:12], wrench[0]) for k in range(pre_ticks)]

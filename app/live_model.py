@@ -43,6 +43,7 @@ from uartlab.sim.bondgraph import W_FORCE, contact_into, make_work
 from uartlab.sim.integrators import DEFAULT_DT_S
 from uartlab.sim.kinematics import frames_into
 from uartlab.sim.scenarios import deflection_for_force, measured_start
+from uartlab.sim.surface import fingertip_force_from_sensor
 
 from .hub import Hub
 from .live_residuals import PHASES, ResidualRMS, ResidualSummary
@@ -89,15 +90,6 @@ def plan_of(trials) -> list:
     return [t[0] if isinstance(t, tuple) else t for t in trials]
 
 
-def fingertip_force_from_wrench(wrench, surface_angle_deg: float | None) -> np.ndarray:
-    """World-frame force (N) on the fingertip from the Nano17 wrench. The sensor sits under the surface with
-    its axes on the surface frame (s_x, s_y, n; sim.surface) and measures the force the finger applies to it,
-    so the force on the fingertip is -frame @ F. Without a surface (free motion) the frame is the table's
-    (angle 0)."""
-    frame = PlaneSurface(0.0 if surface_angle_deg is None else surface_angle_deg, (0.0, 0.0, 0.0)).frame
-    return -frame @ np.asarray(wrench, dtype=float)[:3]
-
-
 @dataclass
 class LiveStats:
     ticks: int = 0               # runner ticks received
@@ -118,7 +110,6 @@ class _Trial:
     S: np.ndarray
     t: float                     # host time of the last step
     excursion: np.ndarray        # measured excursion at that tick
-    frame: np.ndarray            # the Nano17's axes in the world (surface frame)
     name: str = "?"
 
 
@@ -272,11 +263,11 @@ class LiveModel:
             self._say(f"trial {index}: not in the suite's {len(self.plan)} trials; modelled as free motion")
         angle = getattr(entry, "surface_angle_deg", None)
         wrench = self._last_finite["wrench"]
-        frame = PlaneSurface(0.0 if angle is None else angle, (0.0, 0.0, 0.0)).frame
-        normal_force = float(frame[:, 2] @ (-frame @ wrench[:3]))  # = -Fz: the finger presses down on the sensor
+        normal_force = float(PlaneSurface(0.0 if angle is None else angle, (0.0, 0.0, 0.0)).normal
+                             @ fingertip_force_from_sensor(wrench[:3], angle))
         x0, surface, notes = measured_start(self.finger, angles, forces, angle, normal_force)
         stepper = self.finger.stepper(x0, surface, self.method, self.max_substep_s)
-        self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, frame, getattr(entry, "name", "?"))
+        self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, getattr(entry, "name", "?"))
         self._pending = 0
         self.stats.trials += 1
         self.rms.reset(index)
@@ -332,7 +323,7 @@ class LiveModel:
         x = tr.stepper.x
         theta, tension = x[8:12].copy(), x[12:18].copy()
         tip = self._tip_force(tr)
-        measured_tip = -tr.frame @ np.asarray(d["wrench"][k], dtype=float)[:3]
+        measured_tip = fingertip_force_from_sensor(np.asarray(d["wrench"][k], dtype=float)[:3], tr.surface_angle_deg)
         res_theta = np.asarray(d["joint_angles_rad"][k], dtype=float) - theta
         res_tension = np.asarray(d["tendon_force_N"][k], dtype=float) - tension
         res_tip = measured_tip - tip

@@ -6,13 +6,12 @@ import argparse
 import signal
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 from .logs import log_file
 from .rig import Rig
 from .rig_config import default_rig_config, load_rig_config
-from .session import RecordingSession
+from .session import RecordingSession, session_path
 
 
 def add_parser(sub) -> None:
@@ -29,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
+    path = session_path(folder)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the session's log beside its file

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from dataclasses import asdict, replace
-from datetime import datetime
 from pathlib import Path
 
 from uartlab.protocols.suite import Suite, resolve_suite
@@ -30,7 +29,7 @@ from .experiment import Experiment, ExperimentStatus, SteadyState
 from .logs import log_file
 from .rig import Rig
 from .rig_config import RigConfig, default_rig_config, load_rig_config
-from .session import RecordingSession
+from .session import RecordingSession, session_path
 
 log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
@@ -81,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
     config = rig_config(args.rig, args.speed)
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+    path = session_path(folder, suite.name)
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
     quiet = args.json or getattr(args, "quiet", 0) > 0

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +24,14 @@ from .streams import Event, Record
 logger = logging.getLogger(__name__)
 
 QUEUE_RECORDS = 200_000  # ~3 min of every stream at full rate: the recorder falls behind, not the rig
+
+
+def session_path(folder: Path, label: str | None = None, now: datetime | None = None) -> Path:
+    """``folder/session_<local date>_<time>[_<label>].h5``. The label (a suite's name) is the user's text:
+    anything but letters, digits, '.', '-' and '_' becomes '_', so no name can reach outside ``folder``."""
+    stamp = f"session_{(now or datetime.now()):%Y%m%d_%H%M%S}"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("._") if label else ""
+    return Path(folder) / (f"{stamp}_{safe}.h5" if safe else f"{stamp}.h5")
 
 
 def rig_texts(rig) -> tuple[str, dict[str, str]]:

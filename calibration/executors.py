@@ -4,7 +4,7 @@
     with executor_for("tcp://10.0.0.5:8786") as ex: ...    # a dask.distributed cluster
 
 Each task is one simulation (a few ms of numba): the workers import uartlab.sim once and then load the
-compiled kernels from numba's on-disk cache (sim/jit.py compiles with ``cache=True``), so a worker
+compiled kernels from the on-disk kernel cache (sim/kernel_cache.py, per user), so a worker
 never recompiles. ``warm_worker`` runs once per worker to pay that load up front rather than inside the
 first Jacobian.
 """

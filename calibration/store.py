@@ -181,6 +181,15 @@ class CalibrationStore:
         current = doc.get("current", {})
         if not isinstance(current, dict) or not all(isinstance(v, str) for v in current.values()):
             raise CalibrationError("store", "current: must be a table of kind = \"file\"", str(path))
+        root = self.root.resolve()
+        for kind, rel in current.items():
+            # The pointer file is data anyone may edit or copy in: it may only name files of this store.
+            if kind not in KINDS:
+                raise CalibrationError("store", f"current.{kind}: not a calibration kind "
+                                       f"(one of {', '.join(KINDS)})", str(path))
+            if Path(rel).is_absolute() or not (root / rel).resolve().is_relative_to(root):
+                raise CalibrationError("store", f"current.{kind}: {rel!r} is outside the store {self.root}",
+                                       str(path))
         return dict(current)
 
     def current(self, kind: str) -> CalibrationRecord | None:

@@ -14,6 +14,10 @@ import numpy as np
 
 from .compiled import surface_array
 
+# The Nano17 sits under the surface with its x, y, z axes along the surface frame (s_x, s_y, n): the columns
+# of this rotation. Identity on the paper's rig and the twin; a rig mounted otherwise says so here.
+NANO17_IN_SURFACE = np.eye(3)
+
 
 @dataclass(frozen=True)
 class PlaneSurface:
@@ -42,3 +46,26 @@ class PlaneSurface:
         n = cls(angle_deg, (0.0, 0.0, 0.0)).normal
         point = np.asarray(interaction_point_m) - (pad_radius_m - deflection_m) * n
         return cls(angle_deg, tuple(float(v) for v in point))
+
+
+def fingertip_force_from_sensor(force_on_sensor_N, surface_angle_deg: float | None,
+                                mount: np.ndarray = NANO17_IN_SURFACE) -> np.ndarray:
+    """The force on the fingertip in the world frame (..., 3) from the force the finger applies to the Nano17,
+    in the sensor's axes (..., 3; tared, tool transform applied). The sensor is under the surface at
+    ``surface_angle_deg``; in free motion (None) under the table (0 deg). The one conversion from the sensor
+    to the world: the live model, compare, the window and the twin all use it (or its inverse below)."""
+    R = _sensor_in_world(surface_angle_deg, mount)
+    return -(np.asarray(force_on_sensor_N, dtype=float) @ R.T)
+
+
+def sensor_force_from_fingertip(force_on_fingertip_N, surface_angle_deg: float | None,
+                                mount: np.ndarray = NANO17_IN_SURFACE) -> np.ndarray:
+    """The inverse of `fingertip_force_from_sensor`: what the Nano17 reads (..., 3) when the surface pushes on
+    the fingertip with ``force_on_fingertip_N`` (world frame, ..., 3)."""
+    R = _sensor_in_world(surface_angle_deg, mount)
+    return -(np.asarray(force_on_fingertip_N, dtype=float) @ R)
+
+
+def _sensor_in_world(surface_angle_deg: float | None, mount: np.ndarray) -> np.ndarray:
+    angle = 0.0 if surface_angle_deg is None else float(surface_angle_deg)
+    return PlaneSurface(angle, (0.0, 0.0, 0.0)).frame @ mount

@@ -56,6 +56,19 @@ def test_bad_file_is_one_clear_error(tmp_path):
         CalibrationStore(tmp_path).set_current("sea", bad)
 
 
+@pytest.mark.parametrize("pointer", ["../outside.toml", "/etc/passwd", "sea/../../outside.toml"])
+def test_current_entries_resolve_inside_the_store(tmp_path, pointer):
+    store_root = tmp_path / "store"
+    store = CalibrationStore(store_root)
+    store.save(_record())
+    (tmp_path / "outside.toml").write_text(_record(gain=99.0).to_toml())
+    (store_root / "current.toml").write_text(f'schema = "uartlab.calibration/1"\n[current]\nsea = "{pointer}"\n')
+    with pytest.raises(CalibrationError, match=r"current.toml: current.sea: .* is outside the store"):
+        store.current("sea")
+    with pytest.raises(CalibrationError, match="outside the store"):
+        current_calibration_texts(store_root)
+
+
 def test_cli_writes_on_success_and_nothing_on_failure(tmp_path, capsys):
     from uartlab.app.cli import main
 

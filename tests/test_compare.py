@@ -12,12 +12,13 @@ import pytest
 from uartlab.app.cli import main
 from uartlab.app.compare import metrics
 from uartlab.app.compare.analysis import ParamSet, compare
-from uartlab.app.compare.measured import CompareError, load_trials, tip_force_from_wrench
+from uartlab.app.compare.measured import CompareError, load_trials
 from uartlab.app.compare.synthetic import write_model_session
 from uartlab.app.recorder import SessionRecorder
 from uartlab.app.rig import actuators_spec
 from uartlab.sim import Finger, FingerParams, PlaneSurface
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
+from uartlab.sim.surface import fingertip_force_from_sensor, sensor_force_from_fingertip
 
 TRIALS = [free_motion_trial("FDP"), contact_trial("Curl", "FDP", "ED")]
 PERTURBED = FingerParams.uart().perturbed(0.2, 3)
@@ -175,9 +176,10 @@ def test_nano17_wrench_to_world_matches_the_twin_plant():
     x, aux = plant.stepper.x.copy(), plant.stepper.aux.copy()
     on_tip = plant.finger.contact_forces(x, aux, plant.surface)[0]
     assert np.linalg.norm(on_tip) > 0.01
-    np.testing.assert_allclose(tip_force_from_wrench(plant.sensor_wrench()[None], 67.5)[0], on_tip, atol=1e-12)
+    np.testing.assert_allclose(fingertip_force_from_sensor(plant.sensor_wrench()[:3], 67.5), on_tip, atol=1e-12)
+    np.testing.assert_allclose(sensor_force_from_fingertip(on_tip, 67.5), plant.sensor_wrench()[:3], atol=1e-12)
     # pressing straight into a 90 deg wall (sensor -z) pushes the tip back along +X
-    np.testing.assert_allclose(tip_force_from_wrench(np.array([[0, 0, -1.0, 0, 0, 0]]), 90.0)[0], [1, 0, 0],
+    np.testing.assert_allclose(fingertip_force_from_sensor([0, 0, -1.0], 90.0), [1, 0, 0],
                                atol=1e-12)
 
 

@@ -37,7 +37,7 @@ def settings(tmp_path):
 @pytest.fixture
 def window(qtbot, settings):
     qt_app()  # pyqtgraph's options on the QApplication pytest-qt made
-    w = MainWindow(settings, dialogs=False)
+    w = MainWindow(settings)
     qtbot.addWidget(w)
     w.resize(1600, 1000)
     w.show()
@@ -117,7 +117,8 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     for plot in ("angles", "force", "excursion"):
         xm, ym = curve_data(window, plot, "model")
         assert xm is not None and xm.size > 100, plot  # model / commanded drawn dashed
-    np.testing.assert_allclose(window.data.latest("daq", "wrench"), last["daq"].data["wrench"][-1, :3])
+    np.testing.assert_allclose(window.data.latest("model", "measured_fingertip_force_N"),
+                               last["model"].data["measured_fingertip_force_N"][-1])
     window.on_status()
     shoot(window, "live")
     window.plots.residuals_box.setChecked(True)
@@ -217,7 +218,7 @@ def test_twin_rig_records_and_the_estop_latches(qtbot, window, tmp_path):
 
 def test_settings_are_remembered(qtbot, settings, tmp_path):
     qt_app()
-    first = MainWindow(settings, dialogs=False)
+    first = MainWindow(settings)
     qtbot.addWidget(first)
     first.rig_panel.config_edit.setText(str(tmp_path / "lab_rig.toml"))
     first.recording_panel.folder_edit.setText(str(tmp_path / "data"))
@@ -225,7 +226,7 @@ def test_settings_are_remembered(qtbot, settings, tmp_path):
     first.ops.choose_suite("surface_contact")
     first.plots.residuals_box.setChecked(True)
     first.close()
-    second = MainWindow(QSettings(settings.fileName(), QSettings.Format.IniFormat), dialogs=False)
+    second = MainWindow(QSettings(settings.fileName(), QSettings.Format.IniFormat))
     qtbot.addWidget(second)
     assert second.rig_panel.config_edit.text() == str(tmp_path / "lab_rig.toml")
     assert second.recording_panel.folder_edit.text() == str(tmp_path / "data")
@@ -339,6 +340,12 @@ def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
     assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
     qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
     qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)  # joints stream
+    # The live model the window runs is drawn: dashed tensions and joint angles, and the model's pose.
+    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)
+    qtbot.waitUntil(lambda: curve_data(window, "angles", "model")[0] is not None, timeout=20000)
+    window.pose.refresh(window.data)
+    model_x, model_z = window.pose.curves[0]["model"].getData()
+    assert model_x is not None and len(model_x) >= 4 and np.isfinite(model_z).all()
     shoot(window, "protocol_running")
     qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=60000)
     status = window.ops.experiment.status()
@@ -359,3 +366,85 @@ def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
         assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
         assert f.length("runner") > 50 and f.length("joints") > 50
     assert window.errors == []
+
+
+def _connect_twin(qtbot, window):
+    window.ops.connect_rig("")
+    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
+    window.on_status()
+    return window.ops.rig
+
+
+def test_estop_acts_over_notifications_and_open_choosers(qtbot, window):
+    """Nothing on screen takes the E-stop away: a notification showing, a file chooser open and focused."""
+    from PySide6.QtWidgets import QFileDialog
+
+    rig = _connect_twin(qtbot, window)
+    assert window.interlock_label.text() == "interlocks: OK"
+    plant = rig._twin.plant
+    rig.actuators.enable()
+    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    window.report_error("recording", "the disk is full")
+    assert window.notifications.isVisible()
+    (shown,) = window.notifications.visible_texts()
+    assert "the disk is full" in shown and "free space" in shown   # what happened, and the next step
+    window.rig_panel.browse_button.click()
+    (chooser,) = window.rig_panel.findChildren(QFileDialog)
+    qtbot.waitExposed(chooser)
+    assert not chooser.isModal()
+    chooser.activateWindow()
+    qtbot.keyClick(chooser.focusWidget() or chooser, Qt.Key.Key_Escape)
+    assert window.ops.estop_latched        # latched in the key's own handler, not a tick later
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    assert chooser.isVisible()             # the key was the E-stop's, not the chooser's "cancel"
+    shoot(window, "estop_over_notification")
+    chooser.close()
+    window.estop_reset.click()
+    assert not window.ops.estop_latched
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)  # the button, a notice still showing
+    assert window.ops.estop_latched and window.notifications.isVisible()
+    window.estop_reset.click()
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+@pytest.mark.slow
+def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, window, tmp_path):
+    rig = _connect_twin(qtbot, window)
+    window.ops.choose_suite("free_motion")
+    window.protocol_panel.table.selectRow(1)
+    window.protocol_panel.repeats_spin.setValue(1)
+    window.protocol_panel.record_box.setChecked(False)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.experiment is not None
+                    and window.ops.experiment.status().phase in ("PRETENSION", "ACTUATE"), timeout=20000)
+    rig._twin.daq.stop()                   # the USB-6210 goes away mid-run
+    qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
+    text = window.interlock_label.text()
+    assert "USB-6210" in text and "cable" in text and "OK" not in text
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase == "FAULT", timeout=5000)
+    window.on_status()
+    assert "USB-6210" in window.interlock_label.toolTip() and "read timeout" in window.interlock_label.toolTip()
+    shoot(window, "device_failed")
+    window.protocol_panel.buttons["reset"].click()
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, window, session_file):
+    path, _ = session_file
+    window.ops.open_replay(str(path))
+    qtbot.waitUntil(lambda: window.ops.replay is not None, timeout=5000)
+    _connect_twin(qtbot, window)
+    assert window.source.startswith("replay")     # connecting does not take the view from the replay
+    window.ops.choose_suite("free_motion")
+    window.protocol_panel.table.selectRow(1)
+    window.protocol_panel.record_box.setChecked(False)
+    window.protocol_panel.buttons["start"].click()
+    assert window.ops.replay is None and window.source.startswith("live")
+    qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=20000)
+    window.ops.experiment.abort("test over")
+    qtbot.waitUntil(lambda: window.ops.experiment.status().phase == "ABORTED", timeout=5000)
+    window.protocol_panel.buttons["reset"].click()
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)

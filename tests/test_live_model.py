@@ -11,7 +11,7 @@ import pytest
 from uartlab.app.experiment import runner_spec
 from uartlab.app.hub import EVENTS, Hub
 from uartlab.app.live_feed import simulated_trial
-from uartlab.app.live_model import MODEL_STREAM, LiveModel, fingertip_force_from_wrench, plan_of
+from uartlab.app.live_model import MODEL_STREAM, LiveModel, plan_of
 from uartlab.app.live_residuals import PHASES, ResidualRMS, residual_table
 from uartlab.app.replay import SessionFile
 from uartlab.app.rig import Rig
@@ -22,6 +22,7 @@ from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import builtin_suite
 from uartlab.sim import Finger, PlaneSurface, table_inputs
 from uartlab.sim.scenarios import contact_trial, deflection_for_force, free_motion_trial, measured_start
+from uartlab.sim.surface import fingertip_force_from_sensor
 
 pytestmark = pytest.mark.realtime
 
@@ -226,8 +227,8 @@ def test_the_measured_fingertip_force_is_the_sensor_force_turned_into_the_world(
     surface = PlaneSurface(67.5, (0.0, 0.0, 0.0))
     on_tip = 0.7 * surface.normal + 0.1 * surface.frame[:, 0]  # pressed in, with some friction
     on_sensor = -surface.frame.T @ on_tip
-    np.testing.assert_allclose(fingertip_force_from_wrench([*on_sensor, 0, 0, 0], 67.5), on_tip, atol=1e-12)
-    np.testing.assert_allclose(fingertip_force_from_wrench([0, 0, -1.0, 0, 0, 0], None), [0, 0, 1.0])
+    np.testing.assert_allclose(fingertip_force_from_sensor(on_sensor, 67.5), on_tip, atol=1e-12)
+    np.testing.assert_allclose(fingertip_force_from_sensor([0, 0, -1.0], None), [0, 0, 1.0])
 
 
 def test_trial_index_follows_the_runners_plan():

@@ -86,3 +86,15 @@ def test_replay_publishes_into_a_hub_like_the_live_rig(recorded):
     with SessionFile(path) as f:
         np.testing.assert_array_equal(np.concatenate([r.host_time_s for r in records]), f.host_times("daq"))
     assert set(replay.hub.specs) == {"actuators", "daq", "mocap", "joints", "runner", "model"}
+
+
+def test_session_path_keeps_a_suite_name_inside_the_folder(tmp_path):
+    from datetime import datetime
+
+    from uartlab.app.session import session_path
+
+    when = datetime(2026, 12, 3, 14, 5, 9)
+    path = session_path(tmp_path, "a/../../b", when)
+    assert path.parent == tmp_path and path.name == "session_20261203_140509_a_.._.._b.h5"
+    assert session_path(tmp_path, "../..", when).name == "session_20261203_140509.h5"
+    assert session_path(tmp_path, "free_motion", when).name == "session_20261203_140509_free_motion.h5"

@@ -192,6 +192,25 @@ def test_malformed_datagrams_are_counted_and_the_stream_goes_on(client):
     assert "at byte" in client.stats.last_error
 
 
+def test_frames_from_any_host_but_the_server_are_dropped_unread(client):
+    """Another host on the Motive network (here 127.0.0.2, the server being 127.0.0.1) sends a well-formed
+    frame with other marker positions: it must never reach the joint angles."""
+    _frames(client, 2)
+    forged = client.latest().frame
+    forged.frame_number += 10_000
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+        stranger.bind(("127.0.0.2", 0))
+        for _ in range(3):
+            stranger.sendto(encode(forged, client.version), client.data_address)
+    deadline = time.monotonic() + 2.0
+    while client.stats.foreign < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.stats.foreign == 3
+    client.drain()
+    assert all(rx.frame.frame_number < forged.frame_number for rx in _frames(client, 3))
+    assert client.stats.malformed == 0
+
+
 def test_keepalive_holds_the_subscription_and_silence_drops_it(plant):
     with MotiveTwin(plant, client_timeout_s=0.6) as twin, \
             NatNetClient(command_port=twin.command_port, keepalive_s=0.1) as c, \

@@ -19,7 +19,8 @@ report, measured and simulated alike, is the force the surface applies to the fi
 ``SimResult.fingertip_force_N`` gives. The Nano17 sits under the surface with its axes along the surface frame
 (s_x, s_y, n of ``sim.surface.PlaneSurface``; this is how the twin plant builds ``sensor_wrench``) and measures
 the force the finger applies to it, so  F_tip,world = -R_surface(angle) · M · F_sensor,  with M the sensor's
-mounting rotation in the surface frame (``NANO17_IN_SURFACE``, identity on the twin and the paper's rig).
+mounting rotation in the surface frame (``sim.surface.NANO17_IN_SURFACE``, identity on the twin and the paper's
+rig); ``sim.surface.fingertip_force_from_sensor`` is that one conversion.
 """
 
 from __future__ import annotations
@@ -30,14 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from uartlab.app.replay import SessionFile
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
-from uartlab.sim.surface import PlaneSurface
+from uartlab.sim.surface import fingertip_force_from_sensor
 
 from uartlab.errors import InputFileError
 
 INITIAL_WINDOW_S = 0.1   # rest before actuation: averaged for the initial state
 STEADY_WINDOW_S = 0.1    # end of the trial: averaged for the steady state (the suites' settle hold is 0.1 s)
 PRE_S = 0.5              # how much before the start we read (for the initial window and plots)
-NANO17_IN_SURFACE = np.eye(3)  # columns: the Nano17's x, y, z axes in the surface frame (s_x, s_y, n)
 USABLE_OUTCOMES = ("settled",)
 
 # quantity -> (stream, field) sources, preferred first
@@ -131,13 +131,6 @@ class MeasuredTrial:
         return t, e
 
 
-def tip_force_from_wrench(wrench: np.ndarray, surface_angle_deg: float,
-                          mount: np.ndarray = NANO17_IN_SURFACE) -> np.ndarray:
-    """(n, 3) force on the fingertip, world frame, from Nano17 wrenches (n, 6) (forces in N; see the module doc)."""
-    R = PlaneSurface(float(surface_angle_deg), (0.0, 0.0, 0.0)).frame  # columns s_x, s_y, n in the world
-    return -(np.asarray(wrench, dtype=float)[..., :3] @ (R @ mount).T)
-
-
 def open_session(path: str | os.PathLike) -> SessionFile:
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -220,7 +213,8 @@ def _trial(session: SessionFile, row: dict, tares: list[float]) -> MeasuredTrial
             raise CompareError(f"{where}: no samples of {names} in the trial's time range")
     if kind == "contact" and "wrench" in signals:
         w = signals.pop("wrench")
-        signals["fingertip_force_N"] = Signal(w.t_s, tip_force_from_wrench(w.values, angle), w.source + " (world)")
+        tip = fingertip_force_from_sensor(w.values[:, :3], angle)
+        signals["fingertip_force_N"] = Signal(w.t_s, tip, w.source + " (world)")
     else:
         signals.pop("wrench", None)
     notes = []

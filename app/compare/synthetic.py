@@ -25,7 +25,7 @@ from uartlab.app.rig import actuators_spec, daq_spec
 from uartlab.app.streams import Event, Record
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
-from uartlab.sim.surface import PlaneSurface
+from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip
 
 REST_S = 0.3       # at rest before actuation starts (the initial-state window reads it)
 GAP_S = 1.0        # between trials (nothing recorded: the "return" of the real runner)
@@ -122,7 +122,7 @@ def _write_streams(rec, host_t, x, tip_force, excursion, surface, rng, sample0, 
         "device_tick_ms": np.full((n, 6), -1, "i8")}))
     wrench = np.zeros((n, 6))
     if surface is not None:
-        on_sensor = -tip_force @ surface.frame  # rows: -R^T F_tip, the force the finger puts on the sensor
+        on_sensor = sensor_force_from_fingertip(tip_force, surface.angle_deg)
         wrench[:, :3] = on_sensor + (rng.normal(0.0, force_noise_N, (n, 3)) if force_noise_N else 0.0)
     else:
         wrench[:] = np.nan  # free motion: no Nano17 under the finger

@@ -33,21 +33,15 @@ MEM_TOLERANCE_MB = 2.0   # allocator noise; growth beyond this is a leak
 
 
 def specs(daq_rate_hz: float, mocap_rate_hz: float):
+    """The producers' own declarations, at the bench's rates: what the window really receives."""
+    from uartlab.app.joint_stream import joints_spec
+    from uartlab.app.live_model import model_spec
     from uartlab.app.rig import actuators_spec, daq_spec, mocap_spec
-    from uartlab.app.streams import FieldSpec, StreamSpec
+    from uartlab.app.run_state import runner_spec
 
-    joints = StreamSpec("joints", "IK", (FieldSpec("angles_rad", "f8", (4,), "rad"),
-                                         FieldSpec("speed_rad_s", "f8", (4,), "rad/s"),
-                                         FieldSpec("rms_residual_m", "f8", (), "m"),
-                                         FieldSpec("well_posed", "?", ())), mocap_rate_hz)
-    model = StreamSpec("model", "live model", (FieldSpec("angles_rad", "f8", (4,), "rad"),
-                                               FieldSpec("tension_N", "f8", (6,), "N"),
-                                               FieldSpec("fingertip_force_N", "f8", (3,), "N")), 100.0)
-    runner = StreamSpec("runner", "runner", (FieldSpec("phase", "i8", ()), FieldSpec("trial_index", "i8", ()),
-                                             FieldSpec("command_m", "f8", (6,), "m"),
-                                             FieldSpec("excursion_m", "f8", (6,), "m")), 100.0)
     markers = [f"m{i}" for i in range(12)]
-    return [daq_spec(daq_rate_hz), actuators_spec(200.0), mocap_spec(markers, mocap_rate_hz), joints, model, runner]
+    return [daq_spec(daq_rate_hz), actuators_spec(200.0), mocap_spec(markers, mocap_rate_hz),
+            joints_spec(mocap_rate_hz), model_spec(100.0), runner_spec(100.0)]
 
 
 class Synth:
@@ -201,7 +195,7 @@ def main(args: argparse.Namespace) -> int:
                      "mocap_rate_hz": args.mocap_rate, "window_s": 10.0}
     for label, fn in (("frame_rate", lambda w, h: measure_fps(w, app, h, synth, rates, args.seconds)),
                       ("memory", lambda w, h: measure_memory(w, h, reused, rates, args.hours))):
-        window = MainWindow(settings, dialogs=False)
+        window = MainWindow(settings)
         window.frame_timer.stop()  # the benchmark drives the frames itself
         window.status_timer.stop()
         window.resize(1600, 1000)

@@ -19,7 +19,6 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -30,6 +29,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from .file_chooser import choose
 
 # (command-line name, what the operator sees)
 PROCEDURES = (
@@ -150,10 +151,9 @@ class CalibrationPanel(QWidget):
         self.sessions_button.setVisible(model)
 
     def _choose_sessions(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Sessions to fit the model to", str(Path.cwd()),
-                                                "uartlab sessions (*.h5)")
-        if paths:
-            self.sessions_edit.setText("; ".join(paths))
+        choose(self, "Sessions to fit the model to", str(Path.cwd()),
+               lambda paths: self.sessions_edit.setText("; ".join(paths)), mode="files",
+               name_filter="uartlab sessions (*.h5)")
 
     def _read(self) -> None:
         text = bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")

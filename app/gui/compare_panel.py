@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, Qt, QUrl, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -31,6 +30,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from .file_chooser import choose
 
 SHOWN = (".csv", ".png", ".html", ".htm", ".txt", ".json")
 MAX_ROWS = 5000  # a table view of more rows is unreadable; the file has them all
@@ -96,9 +97,7 @@ class ComparePanel(QWidget):
 
     def _browse(self) -> None:
         start = str(self.folder or (results_folder(self.session).parent if self.session else Path.cwd()))
-        path = QFileDialog.getExistingDirectory(self, "Comparison results", start)
-        if path:
-            self.open_folder(path)
+        choose(self, "Comparison results", start, self.open_folder, mode="folder")
 
     def set_session(self, path: str | None) -> None:
         """The session open in Replay: its results are shown if they exist, and 'Run compare' targets it."""

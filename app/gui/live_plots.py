@@ -1,5 +1,7 @@
 """Live plots: tendon tensions, joint angles, fingertip force and servo excursions over a scrolling window,
-measured solid and model dashed, with residuals (model - measured) on demand.
+measured solid and model dashed, with residuals (measured - model, the sign the session file records) on
+demand. Every channel names a field its producer declares (the rig's, the runner's and the live model's
+stream specs); tests/test_gui_channels.py holds them to it.
 
 Everything drawn comes from ``LiveData`` rings; ``refresh()`` (called by the window's frame timer) only
 hands views of them to ``setData``. The x axis is "seconds before the newest sample" so live data and a
@@ -38,16 +40,18 @@ class PlotSpec:
 
 PLOTS = (
     PlotSpec("tension", "Tendon tension", "tension [N]", TENDONS, 1.0, "N",
-             Channel("daq", "tendon_force_N"), Channel("model", "tension_N")),
+             Channel("daq", "tendon_force_N"), Channel("model", "tendon_force_N")),
     PlotSpec("angles", "Joint angles", "angle [deg]", JOINTS, 180.0 / math.pi, "deg",
-             Channel("joints", "angles_rad"), Channel("model", "angles_rad")),
-    PlotSpec("force", "Fingertip force (Nano17)", "force [N]", ("Fx", "Fy", "Fz"), 1.0, "N",
-             Channel("daq", "wrench", (0, 1, 2)), Channel("model", "fingertip_force_N")),
+             Channel("joints", "angles_rad"), Channel("model", "joint_angles_rad")),
+    # Measured and model alike: the force on the fingertip in the world frame (X distal, Y radial, Z dorsal),
+    # the Nano17's reading turned by sim.surface.fingertip_force_from_sensor for the trial's surface.
+    PlotSpec("force", "Force on the fingertip (world frame)", "force [N]", ("X", "Y", "Z"), 1.0, "N",
+             Channel("model", "measured_fingertip_force_N"), Channel("model", "fingertip_force_N")),
     # The model has no servo state; the runner's commanded excursion is what the measured one should follow.
     PlotSpec("excursion", "Servo excursion (dashed: commanded)", "excursion [mm]", TENDONS, 1e3, "mm",
              Channel("actuators", "excursion_m"), Channel("runner", "command_m")),
 )
-POSE_CHANNELS = (Channel("joints", "angles_rad"), Channel("model", "angles_rad"))
+POSE_CHANNELS = (Channel("joints", "angles_rad"), Channel("model", "joint_angles_rad"))
 
 
 def channels() -> list[Channel]:
@@ -85,7 +89,9 @@ class _Plot:
         self.model = [self._curve(item, pen(i, dashed=True)) for i in range(len(spec.names))] if spec.model else []
         self.res = [self._curve(residual, pen(i)) for i in range(len(spec.names))] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
-        self.waiting = pg.TextItem(f"no {spec.measured.stream}.{spec.measured.field} from this source",
+        waiting = ("shown during a trial (with the live model)" if spec.measured.stream == "model"
+                   else "no data from this source yet")
+        self.waiting = pg.TextItem(waiting,
                                    color="#888888", anchor=(0.5, 0.5))
         item.addItem(self.waiting, ignoreBounds=True)
         self.waiting.setPos(-window_s / 2, 0.5)
@@ -154,7 +160,7 @@ class _Plot:
             if residuals and self.res and meas is not None and meas.n > 1:
                 t, y = meas.view()
                 order = np.argsort(t, kind="stable") if np.any(np.diff(t) < 0) else slice(None)
-                r = np.array([ym[i] - np.interp(tm, t[order], y[i][order], left=np.nan, right=np.nan)
+                r = np.array([np.interp(tm, t[order], y[i][order], left=np.nan, right=np.nan) - ym[i]
                               for i in range(min(ym.shape[0], y.shape[0]))]) * s.scale
                 for i, curve in enumerate(self.res[: r.shape[0]]):
                     curve.setData(xm, r[i])
@@ -191,7 +197,7 @@ class LivePlots(QWidget):
         super().__init__(parent)
         self.window_s = window_s
         bar = QHBoxLayout()
-        self.residuals_box = QCheckBox("Residuals (model - measured)")
+        self.residuals_box = QCheckBox("Residuals (measured - model)")
         self.residuals_box.toggled.connect(self._show_residuals)
         self.freeze_box = QCheckBox("Freeze display")
         self.freeze_box.setToolTip("Stop redrawing to look at the curves; data keeps arriving underneath.")

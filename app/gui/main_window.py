@@ -6,8 +6,10 @@ The GUI thread only drains its bounded hub queue into ring buffers and draws (a 
 and polls health/status a few times a second. A GUI that falls behind drops its oldest items (counted,
 shown in the status bar); acquisition and recording never wait for it.
 
-E-stop: the red button in the toolbar, or Esc or F1 from anywhere in the window. It latches: protocol
-starts are refused until the operator presses "Reset E-stop".
+E-stop: the red button in the toolbar, or Esc or F1 from anywhere in the application: a filter on the
+whole application sees the key before any widget or dialog can take it. It latches: protocol starts are
+refused until the operator presses "Reset E-stop". Nothing in the window is modal (problems go to the
+notification area, file choosers are non-modal), so the button is always clickable.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ import time
 from collections import deque
 
 from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTabWidget,
     QToolBar,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -37,6 +40,7 @@ from .buffers import WINDOW_S, LiveData
 from .calibration_panel import CalibrationPanel
 from .compare_panel import ComparePanel
 from .live_plots import LivePlots, channels
+from .notifications import NotificationArea, next_step_for
 from .operations import Operations
 from .pose_view import PoseView
 from .protocol_panel import ProtocolPanel
@@ -49,12 +53,12 @@ GUI_QUEUE = 10_000        # hub items (~10 s of every stream at full rate): the 
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
 POSE_EVERY = 3            # frames per pose redraw (~20 Hz: forward kinematics of two poses)
 STATUS_MS = 250           # health, recording, protocol status
-ESTOP_KEYS = ("Esc", "F1")
+ESTOP_KEYS = {Qt.Key.Key_Escape: "Esc", Qt.Key.Key_F1: "F1"}
 LOG_LINES = 5000
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S, dialogs: bool = True):
+    def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S):
         super().__init__()
         # Cyclic garbage is collected on this thread only: a Qt object whose last Python reference dies in
         # a rig or worker thread is destroyed there, and Qt's destructor then deadlocks against the GUI
@@ -62,7 +66,6 @@ class MainWindow(QMainWindow):
         self._gc = GarbageCollector(interval=0.5)
         self.setWindowTitle("uartlab — UART finger rig")
         self.settings = settings if settings is not None else QSettings("uartlab", "uartlab-gui")
-        self.dialogs = dialogs          # message boxes for errors (tests read the log instead)
         self.tasks = Tasks(self.report_error, self)
         self.data = LiveData(channels(), window_s)
         self.hub: Hub | None = None
@@ -86,7 +89,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(live, "Live")
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.calibration, "Calibration")
-        self.setCentralWidget(self.tabs)
+        self.notifications = NotificationArea()
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.notifications)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
 
         self.rig_panel = RigPanel()
         self.protocol_panel = ProtocolPanel()
@@ -155,18 +165,15 @@ class MainWindow(QMainWindow):
         self.estop_reset = QPushButton("Reset E-stop")
         self.estop_reset.setEnabled(False)
         self.estop_reset.clicked.connect(lambda: self.ops.reset_estop())
-        self.interlock_label = QLabel("interlocks: OK")
+        self.interlock_label = QLabel("interlocks: no rig connected")
         self.interlock_label.setMinimumWidth(300)
+        self.interlock_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.estop_button)
         bar.addWidget(self.estop_reset)
         bar.addSeparator()
         bar.addWidget(self.interlock_label)
-        self.estop_shortcuts = []
-        for key in ESTOP_KEYS:
-            sc = QShortcut(QKeySequence(key), self)
-            sc.setContext(Qt.ShortcutContext.ApplicationShortcut)
-            sc.activated.connect(lambda key=key: self.ops.estop(f"operator E-stop (key {key})"))
-            self.estop_shortcuts.append(sc)
+        self.estop_keys = _EstopKeys(lambda key: self.ops.estop(f"operator E-stop (key {key})"), self)
+        QCoreApplication.instance().installEventFilter(self.estop_keys)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -175,12 +182,22 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         self.menuBar().addMenu("&File").addAction(quit_action)
 
-    def show_interlocks(self, reason: str | None, estop: bool) -> None:
+    def show_interlocks(self, reason: str | None, estop: bool, failed_devices: dict[str, str] | None = None,
+                        connected: bool = True) -> None:
+        """The safety indicator: E-stop, a failed device (named, with what to do; its error in the tooltip),
+        a trip, or OK only when a rig is connected and every device is healthy."""
         self.protocol_panel.set_interlocks(reason, estop)
+        failed_devices = failed_devices or {}
+        self.interlock_label.setToolTip("\n".join(f"{d}: {e}" for d, e in failed_devices.items()) or (reason or ""))
         if estop:
             text, style = f"E-STOP LATCHED: {reason}", "color: white; background: #c62828; font-weight: bold"
+        elif failed_devices:
+            text = f"DEVICE FAILED: {', '.join(failed_devices)} — {next_step_for('device')}"
+            style = "color: white; background: #c62828; font-weight: bold"
         elif reason:
             text, style = f"INTERLOCK TRIP: {reason}", "color: white; background: #e65100; font-weight: bold"
+        elif not connected:
+            text, style = "interlocks: no rig connected", "color: #666666"
         else:
             text, style = "interlocks: OK", "color: #2e7d32; font-weight: bold"
         self.interlock_label.setText(text)
@@ -273,16 +290,12 @@ class MainWindow(QMainWindow):
         self.log.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
 
     def report_error(self, what: str, exc: BaseException | str) -> None:
-        """One readable sentence in the log and (unless disabled) a non-blocking message box."""
+        """One readable sentence in the log and in the notification area, with the next step."""
         why = exc if isinstance(exc, str) else (str(exc) or type(exc).__name__)
         text = f"{what}: {why}"
         self.errors = [*self.errors[-99:], text]
         self.log_line(f"ERROR {text}")
-        self.statusBar().showMessage(text, 10_000)
-        if self.dialogs:
-            box = QMessageBox(QMessageBox.Icon.Warning, f"uartlab — {what}", why, QMessageBox.StandardButton.Ok, self)
-            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            box.open()  # not exec(): the window keeps drawing behind it
+        self.notifications.notify("error", what, why, next_step_for(what))
 
     # ------------------------------------------------------------ settings
     def restore_settings(self) -> None:
@@ -315,6 +328,7 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        QCoreApplication.instance().removeEventFilter(self.estop_keys)
         self.frame_timer.stop()
         self.status_timer.stop()
         self.save_settings()
@@ -322,6 +336,22 @@ class MainWindow(QMainWindow):
         if self.sub is not None:
             self.sub.close()
         super().closeEvent(event)
+
+
+class _EstopKeys(QObject):
+    """Esc and F1 anywhere in the application, before any widget or dialog sees them: the E-stop."""
+
+    def __init__(self, estop, parent: QObject):
+        super().__init__(parent)
+        self.estop = estop
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) and event.key() in ESTOP_KEYS:
+            if event.type() == QEvent.Type.KeyPress and not event.isAutoRepeat():
+                self.estop(ESTOP_KEYS[event.key()])
+            event.accept()
+            return True  # consumed: no dialog closes on it, no widget takes it
+        return False
 
 
 def central_widget_for(window: MainWindow, name: str) -> QWidget:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 from ..logs import event_level
@@ -118,13 +117,13 @@ class Operations:
 
     # ------------------------------------------------------------ recording
     def start_recording(self, then=None) -> None:
-        from ..session import RecordingSession
+        from ..session import RecordingSession, session_path
 
         rig, panel = self.rig, self.w.recording_panel
         if rig is None or self.session is not None:
             return
         folder = panel.folder
-        path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}.h5"
+        path = session_path(folder)
         operator, notes = panel.operator, panel.notes
         panel.set_state("starting")
 
@@ -180,6 +179,9 @@ class Operations:
         panel, rig = self.w.protocol_panel, self.rig
         if panel.suite is None or rig is None or self.experiment is not None or self.estop_latched:
             return
+        if self.replay is not None:  # a run is watched live: never behind an old recording's curves
+            self.w.log_line("replay closed: the run starts, the view shows the live rig")
+            self.back_to_live()
         try:
             from ..experiment import Experiment
             from ..run_cli import select
@@ -198,6 +200,7 @@ class Operations:
         from uartlab.sim import Finger
 
         from ..live_model import LiveModel
+        from ..session import session_path
 
         def work():
             # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
@@ -206,7 +209,7 @@ class Operations:
             new = None
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
-                path = folder / f"session_{datetime.now():%Y%m%d_%H%M%S}_{suite.name}.h5"
+                path = session_path(folder, suite.name)
                 new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True)
             exp = Experiment(rig, suite, new or session, safe_action="hold")
             try:
@@ -260,14 +263,14 @@ class Operations:
         if self.auto_recording:
             self.stop_recording()
         self.trip_reason = None
-        self.w.show_interlocks(self.estop_reason or None, self.estop_latched)
+        self.show_safety()
         self._refresh_buttons()
 
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:
         """Torque off now (on a thread: a hung bus must not freeze the window) and latch until reset."""
         self.estop_latched, self.estop_reason = True, reason
-        self.w.show_interlocks(reason, estop=True)
+        self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
         exp, rig = self.experiment, self.rig
 
@@ -296,7 +299,7 @@ class Operations:
         self.w.log_line("E-stop reset by the operator")
         if self.experiment is not None and str(self.experiment.status().phase) in RUN_OVER:
             self.reset_run()
-        self.w.show_interlocks(self.trip_reason, False)
+        self.show_safety()
         self._refresh_buttons()
 
     # ------------------------------------------------------------ replay
@@ -425,10 +428,10 @@ class Operations:
             self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
         if e.kind == "trip":
             self.trip_reason = e.message
-            self.w.show_interlocks(self.estop_reason if self.estop_latched else e.message, self.estop_latched)
+            self.show_safety()
         elif e.kind == "estop" and not self.estop_latched and self.replay is None:
             self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
-            self.w.show_interlocks(e.message, True)
+            self.show_safety()
             self._refresh_buttons()
         elif e.kind == "fault" and self.replay is None:
             self.w.report_error(f"fault in {e.source}", e.message)
@@ -438,6 +441,7 @@ class Operations:
         w = self.w
         if self.rig is not None:
             w.rig_panel.show_health(self.rig.health(), self.backends)
+        self.show_safety()
         if self.session is not None:
             rec = self.session.recorder
             w.recording_panel.show_status(self.session.path, time.monotonic() - self.session_started_s,
@@ -450,7 +454,6 @@ class Operations:
             phase = str(status.phase)
             if status.fault_reason and phase == "FAULT" and not self.estop_latched:
                 self.trip_reason = status.fault_reason
-                w.show_interlocks(self.trip_reason, False)
             if self.auto_recording and phase in ("DONE", "ABORTED"):
                 self.w.tasks.run("close run", self.experiment.close)  # closes the last trial first
                 self.stop_recording()
@@ -459,6 +462,15 @@ class Operations:
             w.replay_panel.show_position(self.replay.position_s)
             if w.replay_panel.playing and self.replay.wait(0):
                 w.replay_panel.set_playing(False)
+
+    def show_safety(self) -> None:
+        """The toolbar's indicator from the E-stop latch, the newest trip and every device's health."""
+        failed = {}
+        if self.rig is not None and self.replay is None:
+            failed = {h.device: h.last_error or "stopped answering" for h in self.rig.health().values()
+                      if h.state == "failed"}
+        self.w.show_interlocks(self.estop_reason if self.estop_latched else self.trip_reason, self.estop_latched,
+                               failed, connected=self.rig is not None or self.replay is not None)
 
     def _refresh_buttons(self) -> None:
         w = self.w

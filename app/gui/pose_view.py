@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .buffers import LiveData
+from .live_plots import POSE_CHANNELS
 
-MEASURED = ("joints", "angles_rad")
-MODEL = ("model", "angles_rad")
+MEASURED, MODEL = ((c.stream, c.field) for c in POSE_CHANNELS)
 PROJECTIONS = (("Side X-Z: flexion", 0, 2, "X distal [mm]", "Z dorsal [mm]"),
                ("Front Y-Z: abduction", 1, 2, "Y radial [mm]", "Z dorsal [mm]"))
 

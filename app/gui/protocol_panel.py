@@ -14,7 +14,6 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -28,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from uartlab.protocols.suite import BUILTIN_SUITES, Suite
+
+from .file_chooser import choose
 
 COLUMNS = ("#", "trial", "kind", "pose", "surface [deg]", "pulls", "repeats", "status")
 OPEN_FILE = "Open suite file…"
@@ -109,10 +110,8 @@ class ProtocolPanel(QWidget):
     def _combo(self, index: int) -> None:
         text = self.suite_combo.itemText(index)
         if text == OPEN_FILE:
-            path, _ = QFileDialog.getOpenFileName(self, "Protocol suite", "", "suite (*.toml)")
-            if not path:
-                return
-            text = path
+            choose(self, "Protocol suite", "", self.suite_chosen.emit, name_filter="suite (*.toml)")
+            return
         self.suite_chosen.emit(text)
 
     def selected_trials(self) -> list[str]:

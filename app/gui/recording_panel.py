@@ -9,7 +9,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -19,6 +18,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from .file_chooser import choose
 
 
 def human_size(n: float) -> str:
@@ -80,9 +81,8 @@ class RecordingPanel(QWidget):
         self.set_state("unavailable")
 
     def _browse(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Recording folder", self.folder_edit.text() or str(Path.cwd()))
-        if path:
-            self.folder_edit.setText(path)
+        choose(self, "Recording folder", self.folder_edit.text() or str(Path.cwd()), self.folder_edit.setText,
+               mode="folder")
 
     @property
     def folder(self) -> Path:

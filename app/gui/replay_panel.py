@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from .file_chooser import choose
 
 SPEEDS = ("0.25", "0.5", "1", "2", "5", "10", "max")
 OUTCOME_BRUSH = {"settled": (46, 125, 50, 60)}
@@ -80,9 +82,7 @@ class ReplayPanel(QWidget):
 
     # ------------------------------------------------------------ user actions
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Session file", self.last_folder, "session (*.h5 *.hdf5)")
-        if path:
-            self.open_requested.emit(path)
+        choose(self, "Session file", self.last_folder, self.open_requested.emit, name_filter="session (*.h5 *.hdf5)")
 
     def _toggle(self) -> None:
         (self.pause_requested if self.playing else self.play_requested).emit()

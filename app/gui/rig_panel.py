@@ -9,7 +9,6 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -22,6 +21,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from .file_chooser import choose
 
 COLUMNS = ("device", "backend", "state", "rate [Hz]", "samples", "errors", "last sample [s]", "last error")
 STATE_COLOURS = {"streaming": "#2e7d32", "starting": "#f9a825", "failed": "#c62828", "stopped": "#757575"}
@@ -36,7 +37,7 @@ class RigPanel(QWidget):
         self.config_edit = QLineEdit()
         self.config_edit.setPlaceholderText("the shipped twin rig (app/data/twin_rig.toml)")
         self.config_edit.setToolTip("rig.toml: which devices are real and which are twins")
-        browse = QPushButton("Browse…")
+        self.browse_button = browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
         twin = QPushButton("Twin")
         twin.setToolTip("Use the shipped twin rig: every device simulated on this computer")
@@ -74,9 +75,7 @@ class RigPanel(QWidget):
 
     def _browse(self) -> None:
         start = self.config_edit.text() or str(Path.cwd())
-        path, _ = QFileDialog.getOpenFileName(self, "Rig configuration", start, "rig config (*.toml)")
-        if path:
-            self.config_edit.setText(path)
+        choose(self, "Rig configuration", start, self.config_edit.setText, name_filter="rig config (*.toml)")
 
     def set_state(self, state: str, text: str | None = None) -> None:
         """'disconnected' | 'connecting' | 'connected' | 'disconnecting'."""

@@ -13,6 +13,9 @@ Why it is built this way (shared/device-notes.md, "OptiTrack NatNet", sections 3
   socket receives everything; a KEEPALIVE every ``keepalive_s`` keeps the subscription alive.
 - Multicast: frames arrive on group:data_port, joined on the ``local`` interface explicitly (multi-NIC
   hosts join the wrong one otherwise); commands still go unicast to the command port.
+- Only the configured server is listened to: a datagram from any other host on the Motive network (another
+  Motive, a stray sender, a spoofer) is dropped and counted in ``stats.foreign``, never decoded into joint
+  angles.
 - Frames go into a bounded queue that drops the *oldest* when full (a blocking queue is what makes other
   clients lag by hundreds of ms), and ``latest()`` always has the newest.
 - Frame-number gaps are counted (SO_RCVBUF may be refused or too small; we ask for ``rcvbuf_bytes``
@@ -70,6 +73,7 @@ class ClientStats:
     malformed: int = 0          # datagrams that did not decode
     last_error: str | None = None
     dropped: int = 0            # frames discarded from a full queue (the consumer is too slow)
+    foreign: int = 0            # datagrams from a host other than the configured server: dropped unread
     no_version: int = 0         # frames that arrived before the stream version was known
     other: int = 0              # messages nobody waited for
     stale_events: int = 0       # transitions from receiving to stale
@@ -105,6 +109,7 @@ class NatNetClient:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cmd = self._data = None
+        self._server_ip: str | None = None      # resolved at connect; the only source accepted
         self._last_number: int | None = None
         self._stale = False
         self._started_s = 0.0
@@ -118,6 +123,10 @@ class NatNetClient:
         """Open the sockets, start receiving, and shake hands; raises NatNetError if nobody answers."""
         if self._thread is not None:
             raise NatNetError(f"{self._where}: already connected")
+        try:
+            self._server_ip = socket.gethostbyname(self.server)
+        except OSError as e:
+            raise NatNetError(f"{self._where}: cannot resolve the server's address ({e})") from None
         self._open_sockets()
         self._stop.clear()
         self._started_s = time.monotonic()
@@ -291,8 +300,11 @@ class NatNetClient:
                 break
             for sock in ready:
                 try:
-                    data, _ = sock.recvfrom(RECV_BYTES)
+                    data, (sender_ip, *_) = sock.recvfrom(RECV_BYTES)
                 except OSError:  # ICMP port-unreachable surfaces here on Linux: not fatal
+                    continue
+                if sender_ip != self._server_ip:
+                    self.stats.foreign += 1
                     continue
                 self._on_datagram(data, time.monotonic())
             now = time.monotonic()

@@ -22,6 +22,7 @@ from uartlab.sim import Finger, FingerParams
 from uartlab.sim.ik import default_markers, marker_positions
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N, start_state
+from uartlab.sim.surface import sensor_force_from_fingertip
 
 from .nano17 import Nano17Model
 
@@ -281,7 +282,7 @@ class Plant:
         if not force_on_tip.any():
             return np.zeros(6)
         frame = self.surface.frame
-        on_sensor = -frame.T @ force_on_tip
+        on_sensor = sensor_force_from_fingertip(force_on_tip, self.surface.angle_deg)
         contact_point = aux[1:] if aux[0] > 0 else self.finger.interaction_point(x[8:12])
         lever_mm = 1e3 * frame.T @ (contact_point - np.asarray(self.surface.point_m))
         return np.concatenate([on_sensor, np.cross(lever_mm, on_sensor)])
