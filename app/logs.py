@@ -85,6 +85,9 @@ def log_file(path: str | Path | None, level: int = logging.INFO) -> Iterator[Log
     _attach(capture.handler, level)
     try:
         yield capture
+    except BaseException as exc:  # the file says how it ended; the console already gets the error once
+        capture.note(f"stopped by {type(exc).__name__}: {exc}".rstrip(": "), "uartlab")
+        raise
     finally:
         _detach(capture.handler)
         capture.handler.close()

@@ -189,6 +189,9 @@ def test_log_file_lets_info_in_and_leaves_the_console_as_it_was(tmp_path):
     text = (tmp_path / "a.log").read_text(encoding="utf-8")
     assert "INFO uartlab.test: hello" in text and "nested" in text
     assert "not this" not in text and "printed line" not in text
+    with pytest.raises(KeyboardInterrupt), logs.log_file(tmp_path / "b.log"):
+        raise KeyboardInterrupt
+    assert "stopped by KeyboardInterrupt" in (tmp_path / "b.log").read_text(encoding="utf-8")
 
 
 def test_clock_sync_updates_are_debug_and_faults_warnings(caplog):
