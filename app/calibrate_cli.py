@@ -83,6 +83,10 @@ def main(args: argparse.Namespace) -> int:
     of the run (INFO and above) and the lines printed. Progress (per tendon, sweep or simulation) on stderr."""
     import logging
 
+    if args.rig is not None:  # at the rig (twin or hardware): through the [rig] drivers
+        from .extras import require
+
+        require("rig")
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
 
     from .logs import log_file

@@ -21,15 +21,15 @@ import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uartlab.protocols.suite import Suite, resolve_suite
 from uartlab.sim.names import JOINTS
 
-from .experiment import Experiment, ExperimentStatus, SteadyState
-from .logs import log_file
-from .rig import Rig
-from .rig_config import RigConfig, default_rig_config, load_rig_config
-from .session import RecordingSession, session_path
+if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
+    from uartlab.protocols.suite import Suite
+
+    from .experiment import Experiment, ExperimentStatus, SteadyState
+    from .rig_config import RigConfig
 
 log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
@@ -73,10 +73,21 @@ def demo_main(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    from uartlab.protocols.suite import resolve_suite
+
+    from .extras import require
+
+    if not args.dry_run:
+        require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     suite = select(resolve_suite(args.suite), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
+    from .experiment import Experiment
+    from .logs import log_file
+    from .rig import Rig
+    from .session import RecordingSession, session_path
+
     config = rig_config(args.rig, args.speed)
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)
@@ -144,6 +155,8 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
 
 
 def rig_config(path: Path | None, speed: float | None) -> RigConfig:
+    from .rig_config import default_rig_config, load_rig_config
+
     config = load_rig_config(path) if path else default_rig_config()
     if speed is not None:
         if speed <= 0:
