@@ -107,12 +107,17 @@ def _fit_parameters() -> tuple[str, ...]:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run the procedure, print its report, store the record and ``<record>.log`` beside it: every log record
+    of the run (INFO and above) and the lines printed. Progress (per tendon, sweep or simulation) on stderr."""
+    import logging
+
     if args.rig is not None:  # at the rig (twin or hardware): through the [rig] drivers
         from .extras import require
 
         require("rig")
-    from uartlab.calibration import twin_runs
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
+
+    from .logs import log_file
 
     proc = args.procedure
     if not args.dry_run:  # where the result goes, checked before the procedure runs (not after it)
@@ -126,20 +131,59 @@ def main(args: argparse.Namespace) -> int:
         load_cal(args.cal)   # a bad .cal file: said before any rig starts
     if args.rig is None and getattr(args, "perturbation", 0.0) is None:
         args.perturbation = 0.2 if proc == "model" else 0.1
-    if args.rig is not None:
-        result = _at_rig(args)
-    elif proc == "sea":
-        degree = args.degree if args.degree == "auto" else int(args.degree)
-        result = twin_runs.run_sea(args.seed, args.perturbation, degree)
-    elif proc == "servo-zero":
-        result = twin_runs.run_servo_zero(args.seed, args.perturbation, args.pretension)
-    elif proc == "nano17":
-        result = twin_runs.run_nano17(args.cal, tuple(args.tool), args.seed)
-    elif proc == "mocap":
-        result = twin_runs.run_mocap(args.seed)
-    elif proc == "moment-arms":
-        result = twin_runs.run_moment_arms(args.seed, args.perturbation)
-    else:
+    log = logging.getLogger(__name__)
+    with log_file(None) as capture:  # in memory until the store names the record
+
+        def say(line: str) -> None:
+            print(line)
+            capture.note(line, "uartlab.calibrate")
+
+        log.info("uartlab calibrate %s %s", proc,
+                 f"at the rig {args.rig!r}" if args.rig else "on the twin plant (in-process)")
+        values, residuals, method, lines = _procedure(args, capture)
+        say(f"{proc} calibration ({method})")
+        for line in lines:
+            say("  " + line)
+        if args.dry_run:
+            print("dry run: nothing written")
+            return 0
+        operator = args.operator if args.operator is not None else _login()
+        if getattr(args, "session", None):   # fitted to recordings: they name where the data came from
+            source = "sessions " + ", ".join(os.path.basename(p) for p in args.session)
+        else:
+            source = args.rig or "twin plant"
+        record = CalibrationRecord(KINDS[proc], values, residuals,
+                                   Provenance(operator=operator, rig=source, method=method, notes=args.notes))
+        path = CalibrationStore(args.store).save(record)
+        say(f"written {path} (now current)")
+        capture.write_to(path.with_suffix(".log"))
+    return 0
+
+
+PROGRESS_UNITS = {"sea": "tendon", "servo-zero": "tendon", "moment-arms": "sweep", "model": "simulation"}
+
+
+def _procedure(args: argparse.Namespace, capture):
+    """(values, residuals, method, report lines) of the procedure, with a progress bar where it has steps."""
+    from uartlab.calibration import twin_runs
+
+    from .progress import progress
+
+    proc = args.procedure
+    with progress(f"calibrate {proc}", unit=PROGRESS_UNITS.get(proc, "step")) as tick:
+        if args.rig is not None:
+            return _at_rig(args, capture, tick)
+        if proc == "sea":
+            degree = args.degree if args.degree == "auto" else int(args.degree)
+            return twin_runs.run_sea(args.seed, args.perturbation, degree, on_progress=tick)
+        if proc == "servo-zero":
+            return twin_runs.run_servo_zero(args.seed, args.perturbation, args.pretension, on_progress=tick)
+        if proc == "nano17":
+            return twin_runs.run_nano17(args.cal, tuple(args.tool), args.seed)
+        if proc == "mocap":
+            return twin_runs.run_mocap(args.seed)
+        if proc == "moment-arms":
+            return twin_runs.run_moment_arms(args.seed, args.perturbation, on_progress=tick)
         from uartlab.calibration.executors import executor_for
 
         fit = tuple(dict.fromkeys(args.fit or DEFAULT_FIT))   # each once, in the order given
@@ -150,47 +194,30 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError("calibrate model: --trial, --params and --jackknife need --session FILE.h5")
         if args.session is None:
             with executor_for(args.scheduler, args.workers) as ex:
-                result = twin_runs.run_model(fit, ex, args.seed, args.perturbation)
-        else:
-            from uartlab.app.model_sessions import fit_sessions, read_session_recordings
-            from uartlab.app.session_params import recorded_params
-            from uartlab.sim import FingerParams
+                return twin_runs.run_model(fit, ex, args.seed, args.perturbation, on_progress=tick)
+        from uartlab.app.model_sessions import fit_sessions, read_session_recordings
+        from uartlab.app.session_params import recorded_params
+        from uartlab.sim import FingerParams
 
-            recordings = read_session_recordings(args.session, args.trial)  # bad files: before any worker starts
-            if args.params:
-                start, start_source = FingerParams.from_toml(args.params), args.params
-            else:  # what the sessions' live model ran with: the defaults and the calibrations then current
-                _, start_source, start = recorded_params(args.session)
-            with executor_for(args.scheduler, args.workers) as ex:
-                result = fit_sessions(recordings, fit, start, ex, start_source, args.jackknife)
-    values, residuals, method, lines = result
-    print(f"{proc} calibration ({method})")
-    for line in lines:
-        print("  " + line)
-    if args.dry_run:
-        print("dry run: nothing written")
-        return 0
-    operator = args.operator if args.operator is not None else _login()
-    if getattr(args, "session", None):   # fitted to recordings: they name where the data came from
-        source = "sessions " + ", ".join(os.path.basename(p) for p in args.session)
-    else:
-        source = args.rig or "twin plant"
-    record = CalibrationRecord(KINDS[proc], values, residuals,
-                               Provenance(operator=operator, rig=source, method=method, notes=args.notes))
-    path = CalibrationStore(args.store).save(record)
-    print(f"written {path} (now current)")
-    return 0
+        recordings = read_session_recordings(args.session, args.trial)  # bad files: before any worker starts
+        if args.params:
+            start, start_source = FingerParams.from_toml(args.params), args.params
+        else:  # what the sessions' live model ran with: the defaults and the calibrations then current
+            _, start_source, start = recorded_params(args.session)
+        with executor_for(args.scheduler, args.workers) as ex:
+            return fit_sessions(recordings, fit, start, ex, start_source, args.jackknife, on_progress=tick)
 
 
-def _at_rig(args: argparse.Namespace):
-    """Start the rig (the twin rig, or rig.toml's devices), run the procedure through its drivers, stop it."""
-    import sys
+def _at_rig(args: argparse.Namespace, capture=None, tick=None):
+    """Start the rig (the twin rig, or rig.toml's devices), run the procedure through its drivers, stop it.
+    What the procedure says goes to stderr and into the calibration's log (``capture``)."""
     from dataclasses import replace
     from pathlib import Path
 
     from uartlab.calibration import rig_runs
     from uartlab.sim.names import TENDONS, tendon_index
 
+    from . import progress
     from .rig import Rig
     from .run_cli import rig_config
 
@@ -205,15 +232,17 @@ def _at_rig(args: argparse.Namespace):
     tendons = tuple(TENDONS[tendon_index(t)] for t in args.tendons) if getattr(args, "tendons", None) else None
 
     def say(line: str) -> None:
-        print(line, file=sys.stderr)
+        progress.write(line)  # stderr, around the progress bar
+        if capture is not None:
+            capture.note(line, "uartlab.calibrate")
 
     with Rig(config) as rig:
         if proc == "sea":
             degree = args.degree if args.degree == "auto" else int(args.degree)
             ask = None if rig.twin_plant is not None else input
-            return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say)
+            return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say, on_progress=tick)
         if proc == "servo-zero":
-            return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say)
+            return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say, on_progress=tick)
         if proc == "nano17":
             return rig_runs.run_nano17(rig, args.cal, tuple(args.tool), say=say)
         if proc == "mocap":
@@ -224,7 +253,7 @@ def _at_rig(args: argparse.Namespace):
                 raise ValueError(f"--spring-n-per-mm needs one or six values, got {len(args.spring_n_per_mm)}")
             k = [v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm))
         return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
-                                        spring_stiffness_N_per_m=k, say=say)
+                                        spring_stiffness_N_per_m=k, say=say, on_progress=tick)
 
 
 def _login() -> str:

@@ -25,6 +25,7 @@ def main(args: argparse.Namespace) -> int:
     from .extras import require
 
     require("rig")  # before the rig's modules load: they need the [rig] drivers, twin or hardware
+    from .logs import log_file
     from .paths import writable_folder
     from .rig import Rig
     from .rig_calibrations import RigCalibrations
@@ -38,7 +39,7 @@ def main(args: argparse.Namespace) -> int:
     path = session_path(folder)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Rig(config) as rig:
+    with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the session's log beside its file
         session = RecordingSession(rig, path, operator=args.operator, notes=args.notes)
         print(f"recording {path} (Ctrl-C to stop)", flush=True)
         started = time.monotonic()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # the rig, the protocols and session files load when a comman
     from .experiment import Experiment, ExperimentStatus, SteadyState
     from .rig_config import RigConfig
 
+log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
 
 
@@ -89,6 +91,7 @@ def main(args: argparse.Namespace) -> int:
             RigCalibrations(rig_config(args.rig, args.speed)).check_files()
         return dry_run.main(argparse.Namespace(suite=suite, json=args.json))
     from .experiment import Experiment
+    from .logs import log_file
     from .rig import Rig
     from .session import RecordingSession, session_path
 
@@ -104,20 +107,24 @@ def main(args: argparse.Namespace) -> int:
     path = session_path(folder, suite.name)
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
+    quiet = args.json or getattr(args, "quiet", 0) > 0
     try:
-        with Rig(config) as rig:
+        with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the run's log beside its session file
+            log.info("uartlab %s %s: session %s", getattr(args, "command", "run"), suite.name, path.name)
             live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
             session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
             for source in sources:  # into the session's events: which calibrations the model ran with
                 rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
             try:
-                status = _run(exp, estop, quiet=args.json)
+                status = _run(exp, estop, quiet=quiet)
             finally:
                 exp.close()
                 if live is not None:
                     live.close()
                 session.close()
+            log.info("run ended %s: %d of %d trials run%s", status.phase, len(status.results), status.n_trials,
+                     f"; {status.fault_reason}" if status.fault_reason else "")
     finally:
         signal.signal(signal.SIGINT, previous)
     _report(path, suite, exp, status, args.json, live)

@@ -61,10 +61,16 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
         raise CompareError("no trial to compare: " + "; ".join(f"{lab}: {why}" for lab, why in skipped))
     out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
     writable_folder(out, "--out")   # before the re-simulations, not after them
-    comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped)
+    from ..progress import progress
+
+    with progress("compare: re-simulating", total=len({t.name for t in trials}) * len(sets), unit="trial") as tick:
+        comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped, on_progress=tick)
+    from .figures import figure_count
     from .report import write_report
 
-    written = write_report(comparison, out, figures=figures)
+    with progress("compare: drawing figures", total=figure_count(comparison) if figures else 0,
+                  unit="figure") as drew:
+        written = write_report(comparison, out, figures=figures, on_figure=drew)
     return comparison, written
 
 

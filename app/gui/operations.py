@@ -7,10 +7,12 @@ Experiment (``app/experiment.py``) is imported when a run starts, so the window 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
 
+from ..logs import event_level
 from ..streams import Event
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
@@ -136,7 +138,7 @@ class Operations:
 
         def work():
             folder.mkdir(parents=True, exist_ok=True)
-            return RecordingSession(rig, path, operator=operator, notes=notes)
+            return RecordingSession(rig, path, operator=operator, notes=notes, log=True)  # <session>.log beside
 
         def done(session) -> None:
             self.session, self.session_started_s = session, time.monotonic()
@@ -217,7 +219,7 @@ class Operations:
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = session_path(folder, suite.name)
-                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True)
             exp = Experiment(rig, suite, new or session, safe_action="hold")
             try:
                 exp.start()
@@ -431,7 +433,8 @@ class Operations:
             self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
                             f"{e.message}")
             return
-        self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
+        if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
+            self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
         if e.kind == "trip":
             self.trip_reason = e.message
             self.show_safety()
