@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from uartlab.protocols.suite import Suite, resolve_suite
+from uartlab.protocols.suite import Suite, resolve_suite, within
 from uartlab.sim.names import JOINTS
 
 from .experiment import Experiment, ExperimentStatus, SteadyState
@@ -70,11 +70,12 @@ def demo_main(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    suite = select(resolve_suite(args.suite), args.trials, args.repeats)
+    config = rig_config(args.rig, args.speed)
+    # Validated against this rig's ceilings (rig.toml [limits]): a suite may only tighten them.
+    suite = select(within(resolve_suite(args.suite), config.ceilings), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
-        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
-    config = rig_config(args.rig, args.speed)
+        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json, ceilings=config.ceilings))
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)
     path = session_path(folder, suite.name)

@@ -41,6 +41,7 @@ from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
 
 from .interlocks import InterlockLimits, Interlocks, Observation
+from .limits import DEFAULT_PRETENSION_MAX_M
 from .suite import Suite, SuiteTrial
 from .trajectories import Trajectory
 
@@ -53,8 +54,8 @@ DEFAULT_PRETENSION_N = MIN_PRETENSION_N
 DEFAULT_PRETENSION_TOL_N = 0.2
 DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
 DEFAULT_PRETENSION_TIMEOUT_S = 5.0
-# Pretension never pulls a tendon further than this, est.: slack is a few mm; more means a broken tendon.
-DEFAULT_PRETENSION_MAX_M = 5e-3
+# Pretension never pulls a tendon further than this (declared with the limits, which count it in the
+# worst-case excursion a suite may command): protocols/limits.py.
 
 
 class Phase(Enum):

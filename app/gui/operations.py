@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from uartlab.errors import ConfigError
+
 from ..streams import Event
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
@@ -159,10 +161,12 @@ class Operations:
 
     # ------------------------------------------------------------ protocol run
     def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
-        from uartlab.protocols.suite import resolve_suite
+        from uartlab.protocols.suite import resolve_suite, within
 
         try:
             suite = resolve_suite(name_or_path)
+            if self.rig is not None:  # refused now, not at Start, when it asks for more than this rig allows
+                suite = within(suite, self.rig.config.ceilings)
         except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
             if not quiet:
                 self.w.report_error("suite", exc)
@@ -181,12 +185,16 @@ class Operations:
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
         try:
+            from uartlab.protocols.suite import within
+
             from ..experiment import Experiment
             from ..run_cli import select
             from ..session import RecordingSession
 
-            suite = select(panel.suite, panel.selected_trials() or None, panel.repeats() or None)
-        except (ImportError, ValueError) as exc:
+            # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
+            suite = select(within(panel.suite, rig.config.ceilings), panel.selected_trials() or None,
+                           panel.repeats() or None)
+        except (ImportError, ValueError, ConfigError) as exc:
             self.w.report_error("protocol", exc)
             return
         record = self.session is None and panel.record_box.isChecked()
