@@ -390,9 +390,14 @@ def _limits(t: _Table) -> Ceilings:
     per_tendon = dict(default.max_excursion_mm)
     if isinstance(excursion, dict):
         sub = t.table("max_excursion_mm")
-        per_tendon = {tendon: sub.number(tendon, default.max_excursion_mm[tendon], positive=True)
-                      for tendon in TENDONS}
-        sub.done()
+        try:
+            per_tendon = {tendon: sub.number(tendon, default.max_excursion_mm[tendon], positive=True)
+                          for tendon in TENDONS}
+            sub.done()
+        except ConfigError as exc:  # an inline table { FDP = ... }: its keys have the line of max_excursion_mm
+            line = line_of_key(t.file.text, t.key("max_excursion_mm"))
+            raise ConfigError(str(exc).replace(f"{t.file.name}: ", f"{t.file.name}:{line}: ", 1)
+                              if line and str(exc).startswith(f"{t.file.name}: ") else str(exc)) from None
     elif excursion is not None:
         per_tendon = dict.fromkeys(TENDONS, t.number("max_excursion_mm", None, positive=True))
     limits = Limits(per_tendon, t.number("max_tendon_force_N", default.max_tendon_force_N, positive=True),
