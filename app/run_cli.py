@@ -21,6 +21,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from uartlab.protocols.limits import excursion_overruns
 from uartlab.protocols.suite import Suite, resolve_suite, within
 from uartlab.sim.names import JOINTS
 
@@ -134,6 +135,9 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
         if repeats < 1:
             raise ValueError(f"--repeats must be at least 1, got {repeats}")
         chosen = tuple(replace(t, repeats=repeats) for t in chosen)
+        # More repeats of a trial that does not return start each where the last left the tendon.
+        if overruns := excursion_overruns(chosen, suite.limits):
+            raise ValueError(f"{suite.source}: with --repeats {repeats}: {overruns[0].reason}")
     return replace(suite, trials=chosen)
 
 

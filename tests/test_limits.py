@@ -128,10 +128,20 @@ def test_the_interlocks_get_the_smaller_of_ceiling_and_suite():
     assert effective(ceilings, tighter.limits) == tighter.limits
 
 
-def test_the_experiment_builds_its_interlocks_from_the_rigs_ceilings():
-    # Building an Experiment needs a running rig; the one line that makes its limits is checked here.
-    source = (resources.files("uartlab.app") / "experiment.py").read_text(encoding="utf-8")
-    assert "InterlockLimits.for_run(suite.limits, rig.config.ceilings, ages)" in source
+def test_an_experiment_arms_its_interlocks_with_the_rigs_ceilings(tmp_path):
+    from types import SimpleNamespace
+
+    from uartlab.app.experiment import Experiment
+    from uartlab.app.hub import Hub
+
+    config = rig(tmp_path, with_limits(max_tendon_force_N=30.0, max_fingertip_force_N=5.0))
+    suite = parse_suite(suite_text(force=35.0, pull=5.0))   # chosen before the rig was known
+    # Only what Experiment.__init__ reads of a rig: nothing starts, nothing moves.
+    fake = SimpleNamespace(time_scale=1.0, config=config, joints=None, nano17=None, hub=Hub())
+    exp = Experiment(fake, suite)
+    lim = exp.runner.interlocks.limits
+    assert (lim.max_tendon_force_N, lim.max_fingertip_force_N) == (30.0, 5.0)
+    assert lim.max_stream_age_s == {"actuators": 1.0, "daq": 1.0, "mocap": 1.0}
 
 
 # ------------------------------------------------------------------ pull + pretension
@@ -151,6 +161,15 @@ def test_a_trial_that_does_not_return_starts_the_next_where_it_left_the_tendon()
                                          r"previous trial left FDP \(it does not return\) exceeds the 20 mm"):
         parse_suite(text, "suite.toml")
     parse_suite(text.replace("repeats = 2", "repeats = 1"))
+
+
+def test_more_repeats_of_a_trial_that_does_not_return_are_refused():
+    from uartlab.app.run_cli import select
+
+    suite = parse_suite(suite_text(pull=8.0, back="false"), "suite.toml")
+    assert select(suite, None, 1).trials[0].repeats == 1
+    with pytest.raises(ValueError, match=r"suite.toml: with --repeats 2: trial 'free/FDP' \(repeat 2\): pull 8 mm"):
+        select(suite, None, 2)
 
 
 def test_the_dry_run_flags_pull_plus_pretension_over_the_rigs_excursion_limit(finger):
