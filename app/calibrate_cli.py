@@ -79,6 +79,10 @@ def add_parser(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.rig is not None:  # at the rig (twin or hardware): through the [rig] drivers
+        from .extras import require
+
+        require("rig")
     from uartlab.calibration import twin_runs
     from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance
 

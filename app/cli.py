@@ -9,6 +9,7 @@ else does. `-v`/`-q` set how much is logged, on every command.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -24,6 +25,12 @@ from uartlab.errors import (
     exit_code,
 )
 
+# The command table: modules that define commands' options (`add_parser(sub)`), in `uartlab --help` order
+# after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
+# nothing heavy at module level - no numpy, numba, scipy, h5py, Qt, gRPC - and a command's own modules load
+# when it runs (tests/test_cli_startup.py checks; `uartlab bench cli` measures).
+COMMAND_MODULES = ("calibrate_cli", "sim_commands", "twin_commands", "record_cli", "run_cli")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -37,21 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_run_doctor)
 
-    from uartlab.app import calibrate_cli, record_cli, sim_commands, twin_commands
-
-    calibrate_cli.add_parser(sub)
-    sim_commands.add_parser(sub)
-    twin_commands.add_parser(sub)
-    record_cli.add_parser(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"uartlab.app.{module}").add_parser(sub)
 
     gui = sub.add_parser("gui", help="the operator window: rig, live plots, protocols, recording, replay, compare")
     gui.add_argument("--rig", help="rig.toml to connect at start ('twin': the shipped twin rig)")
     gui.add_argument("--replay", help="session .h5 file to open for replay")
-    gui.set_defaults(run=_lazy("gui.app"))
-
-    from uartlab.app import run_cli
-
-    run_cli.add_parser(sub)
+    gui.set_defaults(run=_lazy("gui.app", needs="gui"))
 
     verify = sub.add_parser("verify", help="check a session file and report what a crash left")
     verify.add_argument("file", help="session .h5 file")
@@ -87,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_bus.add_argument("--seconds", type=float, default=3.0, help="how long to run the control loop")
     bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
     bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_bus.set_defaults(run=_run_bench_bus)
+    bench_bus.set_defaults(run=_lazy("bench_bus", needs="rig"))
     bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
     bench_record.add_argument("--seconds", type=float, default=120.0, help="how long to sustain the load")
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
@@ -106,7 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench_gui.add_argument("--mocap-rate", type=float, default=240.0, help="mocap frames per second (100-240)")
     bench_gui.add_argument("--hours", type=float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_gui.set_defaults(run=_lazy("gui.bench"))
+    bench_gui.set_defaults(run=_lazy("gui.bench", needs="gui"))
+    bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
+                                     "beside a bare `python -c pass`")
+    bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
+    bench_cli.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_cli.set_defaults(run=_lazy("bench_cli"))
     _add_common_options(parser, top=True)
     _add_common_options_everywhere(parser)
     return parser
@@ -135,8 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _exit_status(exc: BaseException) -> int:
     if isinstance(exc, UartlabError):
         return exit_code(exc)
-    if isinstance(exc, ValueError):   # a value the user gave, refused by code below the CLI
-        return EXIT_BAD_INPUT
+    if isinstance(exc, ValueError | FileNotFoundError | IsADirectoryError | NotADirectoryError):
+        return EXIT_BAD_INPUT         # a value or path the user gave, refused by code below the CLI
     if isinstance(exc, OSError):      # a path that cannot be read or written, a device that is gone
         return EXIT_DEVICE_OR_IO
     return EXIT_INTERNAL
@@ -211,21 +215,18 @@ def _run_bench_sim(args: argparse.Namespace) -> int:
     return bench_sim.main(args)
 
 
-def _lazy(module: str):
-    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast."""
+def _lazy(module: str, needs: str | None = None):
+    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast; with ``needs``,
+    first check that extra is installed (one line naming the pip install if not; app/extras.py)."""
 
     def run(args: argparse.Namespace) -> int:
-        import importlib
+        if needs is not None:
+            from uartlab.app.extras import require
 
+            require(needs)
         return importlib.import_module(f"uartlab.app.{module}").main(args)
 
     return run
-
-
-def _run_bench_bus(args: argparse.Namespace) -> int:
-    from uartlab.app import bench_bus
-
-    return bench_bus.main(args)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,6 @@ import threading
 import time
 from pathlib import Path
 
-from .rig import Rig
-from .rig_config import default_rig_config, load_rig_config
-from .session import RecordingSession, session_path
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record every stream of the rig (the twin unless --rig says otherwise)")
@@ -24,6 +20,13 @@ def add_parser(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from .extras import require
+
+    require("rig")  # before the rig's modules load: they need the [rig] drivers, twin or hardware
+    from .rig import Rig
+    from .rig_config import default_rig_config, load_rig_config
+    from .session import RecordingSession, session_path
+
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,15 +20,15 @@ import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uartlab.protocols.limits import excursion_overruns
-from uartlab.protocols.suite import Suite, resolve_suite, within
 from uartlab.sim.names import JOINTS
 
-from .experiment import Experiment, ExperimentStatus, SteadyState
-from .rig import Rig
-from .rig_config import RigConfig, default_rig_config, load_rig_config
-from .session import RecordingSession, session_path
+if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
+    from uartlab.protocols.suite import Suite
+
+    from .experiment import Experiment, ExperimentStatus, SteadyState
+    from .rig_config import RigConfig
 
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
 
@@ -71,12 +71,22 @@ def demo_main(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    from uartlab.protocols.suite import resolve_suite, within
+
+    from .extras import require
+
+    if not args.dry_run:
+        require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     config = rig_config(args.rig, args.speed)
     # Validated against this rig's ceilings (rig.toml [limits]): a suite may only tighten them.
     suite = select(within(resolve_suite(args.suite), config.ceilings), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json, ceilings=config.ceilings))
+    from .experiment import Experiment
+    from .rig import Rig
+    from .session import RecordingSession, session_path
+
     folder = args.out or config.recording.folder
     folder.mkdir(parents=True, exist_ok=True)
     path = session_path(folder, suite.name)
@@ -136,12 +146,16 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
             raise ValueError(f"--repeats must be at least 1, got {repeats}")
         chosen = tuple(replace(t, repeats=repeats) for t in chosen)
         # More repeats of a trial that does not return start each where the last left the tendon.
+        from uartlab.protocols.limits import excursion_overruns
+
         if overruns := excursion_overruns(chosen, suite.limits):
             raise ValueError(f"{suite.source}: with --repeats {repeats}: {overruns[0].reason}")
     return replace(suite, trials=chosen)
 
 
 def rig_config(path: Path | None, speed: float | None) -> RigConfig:
+    from .rig_config import default_rig_config, load_rig_config
+
     config = load_rig_config(path) if path else default_rig_config()
     if speed is not None:
         if speed <= 0:

@@ -13,11 +13,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uartlab.sim import Finger, FingerParams, SimResult
-from uartlab.sim import scenarios as sc
-from uartlab.sim.integrators import DEFAULT_DT_S
+# Light modules only: the options are defined at every start-up; the model loads when a command runs.
 from uartlab.sim.names import EM_TENDONS, FLEXORS, JOINTS, TENDONS
+from uartlab.sim.step_size import DEFAULT_DT_S
+
+if TYPE_CHECKING:
+    from uartlab.sim import Finger
+    from uartlab.sim.scenarios import Trial
 
 
 def add_parser(sub) -> None:
@@ -62,11 +66,15 @@ def add_parser(sub) -> None:
 
 
 def _finger(args) -> Finger:
+    from uartlab.sim import Finger, FingerParams
+
     params = FingerParams.from_toml(args.params) if getattr(args, "params", None) else FingerParams.uart()
     return Finger(params)
 
 
-def _simulate(args, trial: sc.Trial) -> int:
+def _simulate(args, trial: Trial) -> int:
+    from uartlab.sim import scenarios as sc
+
     finger = _finger(args)
     result = sc.run_trial(finger, trial, method=args.method, dt=args.dt)
     report = {"trial": trial.name, "method": args.method, **result.steady_state(),
@@ -84,18 +92,24 @@ def _simulate(args, trial: sc.Trial) -> int:
 
 
 def _run_free(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     return _simulate(args, sc.free_motion_trial(args.tendon))
 
 
 def _run_contact(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     return _simulate(args, sc.contact_trial(args.pose, args.flexor, args.em, args.angle))
 
 
 def _run_paper(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     finger = _finger(args)
     rows = []
     for trial in sc.paper_trials():
-        result: SimResult = sc.run_trial(finger, trial)
+        result = sc.run_trial(finger, trial)
         rows.append({"trial": trial.name, **result.steady_state()})
     if args.json:
         print(json.dumps(rows, indent=2))

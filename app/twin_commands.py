@@ -6,15 +6,10 @@ import argparse
 import signal
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from uartlab.drivers.twins.plant import PlantConfig
-from uartlab.drivers.twins.rig import (
-    NATNET_COMMAND_PORT,
-    NATNET_DATA_PORT,
-    NI_GRPC_DEFAULT_PORT,
-    TwinRig,
-    TwinRigConfig,
-)
+if TYPE_CHECKING:  # the twins load when `twin up` runs, not when the command line is built
+    from uartlab.drivers.twins.rig import TwinRigConfig
 
 
 def add_parser(sub) -> None:
@@ -37,6 +32,9 @@ def add_parser(sub) -> None:
 
 
 def build_config(args: argparse.Namespace) -> TwinRigConfig:
+    from uartlab.drivers.twins.plant import PlantConfig
+    from uartlab.drivers.twins.rig import NATNET_COMMAND_PORT, NATNET_DATA_PORT, NI_GRPC_DEFAULT_PORT, TwinRigConfig
+
     if args.speed <= 0:
         raise ValueError(f"--speed must be > 0, got {args.speed}")
     plant = PlantConfig(pose=args.pose, surface_angle_deg=args.surface_angle, perturbation=args.perturb,
@@ -53,6 +51,11 @@ def build_config(args: argparse.Namespace) -> TwinRigConfig:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    from uartlab.app.extras import require
+
+    require("rig")  # before the twins load: they speak the real devices' protocols through the [rig] packages
+    from uartlab.drivers.twins.rig import TwinRig
+
     config = build_config(args)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

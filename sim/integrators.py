@@ -16,14 +16,11 @@ from .bondgraph import project_into, rhs_into, work_arrays
 from .inputs import input_rates_into, table_inputs
 from .jit import inline_kernel, kernel
 from .state import I_THETA_DOT, N_AUX, N_STATES
+from .step_size import DEFAULT_DT_S
 
 STEADY_SPEED_RAD_S = np.radians(0.1)  # the paper's steady-state rule: all joint speeds < 0.1 deg/s
 STEADY_HOLD_S = 0.1  # how long the rule must hold, so a speed passing through zero does not count
 RUNNING, SETTLED, DIVERGED = 0, 1, 2  # how a batch run ended
-# RK4 step: all 22 paper trials reach steady angles within 0.015 deg of a 0.25 ms reference at 2 ms,
-# where the fastest mode (DIP on the EM springs, ~640 rad/s) sits at omega*h = 1.3, inside RK4's
-# stability limit of 2.8; contact up to several newtons stays inside it too.
-DEFAULT_DT_S = 2e-3
 
 
 @inline_kernel

@@ -59,6 +59,15 @@ class Operations:
 
     # ------------------------------------------------------------ rig
     def connect_rig(self, config_path: str) -> None:
+        from uartlab.errors import MissingExtraError
+
+        from ..extras import require
+
+        try:
+            require("rig")  # the twin rig and the hardware both run through the [rig] drivers
+        except MissingExtraError as exc:
+            self.w.report_error("connect", exc)
+            return
         from ..rig import Rig
         from ..rig_config import default_rig_config, load_rig_config
 
