@@ -112,6 +112,10 @@ MAX_FLUSH_INTERVAL_S = 5.0
 # a spring. Zero or negative reads every pull as no force (or a push): the force interlock would never trip.
 MAX_SEA_GAIN_N_PER_V = 1000.0
 DAQ_RANGE_V = 10.0            # the USB-6210's widest input range, +-10 V: a pot zero outside it cannot be read
+# [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
+# MX-64's 6 N*m stall torque through a 20 mm spool; 70 N the largest Nano17 calibration's rated Fz (SI-50-0.5);
+# 60 mm the calibration procedures' own travel limit (calibration/at_rig.py MAX_TRAVEL_M).
+MAX_CEILING = {"max_tendon_force_N": 300.0, "max_fingertip_force_N": 70.0, "max_excursion_mm": 60.0}
 
 
 @dataclass(frozen=True)
@@ -402,6 +406,11 @@ def _limits(t: _Table) -> Ceilings:
         per_tendon = dict.fromkeys(TENDONS, t.number("max_excursion_mm", None, positive=True))
     limits = Limits(per_tendon, t.number("max_tendon_force_N", default.max_tendon_force_N, positive=True),
                     t.number("max_fingertip_force_N", default.max_fingertip_force_N, positive=True))
+    values = {"max_tendon_force_N": limits.max_tendon_force_N, "max_fingertip_force_N": limits.max_fingertip_force_N,
+              "max_excursion_mm": max(per_tendon.values())}
+    for key, value in values.items():
+        if value > MAX_CEILING[key]:
+            raise t.error(key, f"must be <= {MAX_CEILING[key]:g} (what the hardware can do at all), got {value:g}")
     t.done()
     return Ceilings(limits, f"{t.file.name} [limits]")
 

@@ -71,7 +71,7 @@ def demo_main(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    from uartlab.protocols.suite import resolve_suite, within
+    from uartlab.protocols.suite import resolve_suite
 
     from .extras import require
 
@@ -79,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     config = rig_config(args.rig, args.speed)
     # Validated against this rig's ceilings (rig.toml [limits]): a suite may only tighten them.
-    suite = select(within(resolve_suite(args.suite), config.ceilings), args.trials, args.repeats)
+    suite = select(resolve_suite(args.suite, config.ceilings), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
         return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json, ceilings=config.ceilings))

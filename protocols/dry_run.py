@@ -22,7 +22,7 @@ from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.sim.scenarios import trial_start
 
 from .limits import DEFAULT_CEILINGS, Ceilings, Limits, effective, excursion_overruns
-from .suite import Suite, SuiteTrial, resolve_suite, within
+from .suite import Suite, SuiteTrial, resolve_suite
 
 
 @dataclass
@@ -127,7 +127,7 @@ def main(args: argparse.Namespace) -> int:
     """``uartlab run SUITE --dry-run [--json]``: 0 when every trial is ok, 1 when any is flagged. The suite is
     validated against ``args.ceilings`` (the rig's, from run_cli; default: the default ceilings)."""
     ceilings = getattr(args, "ceilings", None) or DEFAULT_CEILINGS
-    suite = within(resolve_suite(args.suite), ceilings)
+    suite = resolve_suite(args.suite, ceilings)
     results = dry_run(suite, ceilings=ceilings)
     if getattr(args, "json", False):
         print(json.dumps({"suite": suite.name, "source": suite.source, "sha256": suite.sha256,

@@ -150,19 +150,20 @@ def load_suite(path: str | Path, ceilings: Ceilings | None = None) -> Suite:
     return parse_suite(path.read_text(encoding="utf-8"), str(path), ceilings)
 
 
-def builtin_suite(name: str) -> Suite:
+def builtin_suite(name: str, ceilings: Ceilings | None = None) -> Suite:
     """One of the paper's suites shipped with the package ("free_motion", "surface_contact")."""
     if name not in BUILTIN_SUITES:
         raise ConfigError(f"unknown built-in suite {name!r}; expected one of {', '.join(BUILTIN_SUITES)}")
     text = resources.files("uartlab.protocols").joinpath("suites", f"{name}.toml").read_text(encoding="utf-8")
-    return parse_suite(text, f"{name}.toml")
+    return parse_suite(text, f"{name}.toml", ceilings)
 
 
-def resolve_suite(name_or_path: str) -> Suite:
-    """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts)."""
+def resolve_suite(name_or_path: str, ceilings: Ceilings | None = None) -> Suite:
+    """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts), validated against a
+    rig's ``ceilings`` (default: the default ceilings)."""
     if name_or_path in BUILTIN_SUITES:
-        return builtin_suite(name_or_path)
-    return load_suite(name_or_path)
+        return builtin_suite(name_or_path, ceilings)
+    return load_suite(name_or_path, ceilings)
 
 
 def parse_suite(text: str, name: str = "<suite>", ceilings: Ceilings | None = None) -> Suite:
@@ -175,11 +176,10 @@ def parse_suite(text: str, name: str = "<suite>", ceilings: Ceilings | None = No
     return _Parser(text, name, ceilings or DEFAULT_CEILINGS).suite(data)
 
 
-def within(suite: Suite, ceilings: Ceilings, trials: tuple[SuiteTrial, ...] | None = None) -> Suite:
-    """``suite`` validated again, from its own text, against this rig's ``ceilings`` (a suite chosen before
-    the rig was known: the GUI, the CLI); its trials narrowed to ``trials`` when given (run_cli.select)."""
-    checked = parse_suite(suite.text, suite.source, ceilings)
-    return replace(checked, trials=suite.trials if trials is None else trials)
+def within(suite: Suite, ceilings: Ceilings) -> Suite:
+    """``suite`` validated again, from its own text, against this rig's ``ceilings`` (a suite chosen before the
+    rig was known, in the window); its limits become this rig's effective ones, its trials stay as chosen."""
+    return replace(parse_suite(suite.text, suite.source, ceilings), trials=suite.trials)
 
 
 class _Parser:

@@ -25,7 +25,7 @@ from uartlab.protocols.limits import (
     Limits,
     effective,
 )
-from uartlab.protocols.suite import SuiteError, builtin_suite, parse_suite, within
+from uartlab.protocols.suite import SuiteError, builtin_suite, parse_suite, resolve_suite, within
 from uartlab.sim.names import TENDONS
 
 TWIN_RIG = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
@@ -103,6 +103,15 @@ def test_a_rigs_tighter_ceiling_refuses_a_suite_the_default_accepts(tmp_path):
     quiet = parse_suite(text.replace("max_tendon_force_N = 35.0\n", "").replace("max_excursion_mm = 20.0\n", ""),
                         "suite.toml", config.ceilings)
     assert quiet.limits.max_tendon_force_N == 30.0 and quiet.limits.max_excursion_mm["FDP"] == 18.0
+
+
+def test_a_rig_may_raise_its_own_ceilings_within_what_the_hardware_can_do(tmp_path):
+    config = rig(tmp_path, with_limits(max_tendon_force_N=60.0))
+    path = tmp_path / "strong.toml"
+    path.write_text(suite_text(force=50.0))
+    assert resolve_suite(str(path), config.ceilings).limits.max_tendon_force_N == 50.0
+    with pytest.raises(SuiteError, match="50 N is above this rig's ceiling of 40 N"):
+        resolve_suite(str(path))
 
 
 @pytest.mark.parametrize("value, reason", [("-1.0", "must be > 0"), ("inf", "must be a number"),
@@ -224,6 +233,7 @@ def sea_rig(**fdp) -> str:
     (with_limits(max_tendon_force_N=-1.0), "limits.max_tendon_force_N", "must be finite and > 0, got -1"),
     (with_limits(max_fingertip_force_N="nan"), "limits.max_fingertip_force_N", "must be finite and > 0"),
     (with_limits(max_excursion_mm="{ ED = 0.0 }"), "limits.max_excursion_mm.ED", "must be finite and > 0"),
+    (with_limits(max_tendon_force_N="1e6"), "limits.max_tendon_force_N", "must be <= 300"),
 ])
 def test_every_bad_rig_value_is_refused_with_file_line_and_key(tmp_path, text, key, reason):
     with pytest.raises(ConfigError) as info:

@@ -170,12 +170,11 @@ class Operations:
 
     # ------------------------------------------------------------ protocol run
     def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
-        from uartlab.protocols.suite import resolve_suite, within
+        from uartlab.protocols.suite import resolve_suite
 
         try:
-            suite = resolve_suite(name_or_path)
-            if self.rig is not None:  # refused now, not at Start, when it asks for more than this rig allows
-                suite = within(suite, self.rig.config.ceilings)
+            # Against this rig's ceilings (rig.toml [limits]) when one is connected: refused now, not at Start.
+            suite = resolve_suite(name_or_path, None if self.rig is None else self.rig.config.ceilings)
         except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
             if not quiet:
                 self.w.report_error("suite", exc)
