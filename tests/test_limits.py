@@ -181,6 +181,19 @@ def test_more_repeats_of_a_trial_that_does_not_return_are_refused():
         select(suite, None, 2)
 
 
+def test_the_runner_refuses_a_run_whose_pretension_clamp_or_limits_make_a_pull_overrun():
+    from uartlab.protocols.interlocks import Interlocks
+    from uartlab.protocols.runner import Pretension, Runner
+
+    suite = parse_suite(suite_text(pull=15.0), "suite.toml")     # 15 + 5 fits 20 mm
+    Runner(suite)
+    with pytest.raises(ConfigError, match=r"suite.toml: trial 'free/FDP': pull 15 mm \+ up to 8 mm pretension exceeds"):
+        Runner(suite, pretension=Pretension(max_m=0.008))
+    tight = Interlocks(InterlockLimits.for_run(suite.limits, Limits(dict.fromkeys(TENDONS, 18.0))))
+    with pytest.raises(ConfigError, match="exceeds the 18 mm excursion limit for FDP"):
+        Runner(suite, tight)
+
+
 def test_the_dry_run_flags_pull_plus_pretension_over_the_rigs_excursion_limit(finger):
     suite = parse_suite(suite_text(pull=15.0), "suite.toml")       # 15 + 5 fits the default 20 mm
     [ok] = dry_run(suite, finger)

@@ -225,11 +225,13 @@ class Operations:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = session_path(folder, suite.name)
                 new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite)
-            exp = Experiment(rig, suite, new or session, safe_action="hold")
+            exp = None
             try:
+                exp = Experiment(rig, suite, new or session, safe_action="hold")  # refuses what would trip
                 exp.start()
             except BaseException:
-                exp.close()
+                if exp is not None:
+                    exp.close()
                 live.close()
                 if new is not None:
                     new.close()
