@@ -84,18 +84,19 @@ def main(args: argparse.Namespace) -> int:
     from .paths import writable_folder
     from .rig_calibrations import RigCalibrations
 
-    suite = select(resolve_suite(args.suite), args.trials, args.repeats)
+    config = rig_config(args.rig, args.speed)
+    # Validated against this rig's ceilings (rig.toml [limits]): a suite may only tighten them.
+    suite = select(resolve_suite(args.suite, config.ceilings), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
         if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
-            RigCalibrations(rig_config(args.rig, args.speed)).check_files()
-        return dry_run.main(argparse.Namespace(suite=suite, json=args.json))
+            RigCalibrations(config).check_files()
+        return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings))
     from .experiment import Experiment
     from .logs import log_file
     from .rig import Rig
     from .session import RecordingSession, session_path
 
-    config = rig_config(args.rig, args.speed)
     # Every input and the output folder are checked before the rig starts (app/paths.py)
     folder = writable_folder(args.out, "--out") if args.out else writable_folder(
         config.recording.folder, f"{config.source}: recording.folder")
@@ -166,6 +167,11 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
         if repeats < 1:
             raise ValueError(f"--repeats must be at least 1, got {repeats}")
         chosen = tuple(replace(t, repeats=repeats) for t in chosen)
+        # More repeats of a trial that does not return start each where the last left the tendon.
+        from uartlab.protocols.limits import excursion_overruns
+
+        if overruns := excursion_overruns(chosen, suite.limits):
+            raise ValueError(f"{suite.source}: with --repeats {repeats}: {overruns[0].reason}")
     return replace(suite, trials=chosen)
 
 

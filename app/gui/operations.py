@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from uartlab.errors import ConfigError
+
 from ..logs import event_level
 from ..streams import Event
 
@@ -173,7 +175,8 @@ class Operations:
         from uartlab.protocols.suite import resolve_suite
 
         try:
-            suite = resolve_suite(name_or_path)
+            # Against this rig's ceilings (rig.toml [limits]) when one is connected: refused now, not at Start.
+            suite = resolve_suite(name_or_path, None if self.rig is None else self.rig.config.ceilings)
         except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
             if not quiet:
                 self.w.report_error("suite", exc)
@@ -192,12 +195,16 @@ class Operations:
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
         try:
+            from uartlab.protocols.suite import within
+
             from ..experiment import Experiment
             from ..run_cli import select
             from ..session import RecordingSession
 
-            suite = select(panel.suite, panel.selected_trials() or None, panel.repeats() or None)
-        except (ImportError, ValueError) as exc:
+            # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
+            suite = select(within(panel.suite, rig.config.ceilings), panel.selected_trials() or None,
+                           panel.repeats() or None)
+        except (ImportError, ValueError, ConfigError) as exc:
             self.w.report_error("protocol", exc)
             return
         record = self.session is None and panel.record_box.isChecked()
@@ -220,11 +227,13 @@ class Operations:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = session_path(folder, suite.name)
                 new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True)
-            exp = Experiment(rig, suite, new or session, safe_action="hold")
+            exp = None
             try:
+                exp = Experiment(rig, suite, new or session, safe_action="hold")  # refuses what would trip
                 exp.start()
             except BaseException:
-                exp.close()
+                if exp is not None:
+                    exp.close()
                 live.close()
                 if new is not None:
                     new.close()
