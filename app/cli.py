@@ -32,8 +32,18 @@ from uartlab.errors import (
 COMMAND_MODULES = ("calibrate_cli", "sim_commands", "twin_commands", "record_cli", "run_cli")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A command-line mistake is one line too: ``uartlab <cmd>: error: <what> (uartlab <cmd> --help)``, exit 2
+    (subcommands' parsers are this class too: add_subparsers makes its parsers of the parent's class)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())} ({self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from uartlab.app.cli_types import positive_float, positive_int, speed_or_max
+
+    parser = _Parser(
         prog="uartlab",
         description="Control, data acquisition and bond-graph modelling for the UART robotic finger.",
     )
@@ -59,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = sub.add_parser("replay", help="play a recorded session back through the live stream interfaces")
     replay.add_argument("file", help="session .h5 file")
-    replay.add_argument("--speed", default="1", help="1 = real time, N = N times faster, max = as fast as possible")
+    replay.add_argument("--speed", type=speed_or_max, default=1.0,
+                        help="1 = real time, N = N times faster, max = as fast as possible")
     replay.add_argument("--loop", action="store_true", help="start again at the end")
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
     replay.set_defaults(run=_lazy("replay_cli"))
@@ -79,31 +90,32 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
     bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
-    bench_sim.add_argument("--repeats", type=int, default=5, help="timing repeats per measurement (median)")
+    bench_sim.add_argument("--repeats", type=positive_int, default=5, help="timing repeats per measurement (median)")
     bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_sim.set_defaults(run=_run_bench_sim)
     bench_bus = bench_sub.add_parser("bus", help="MX-64 control loop rate against the bus twin vs the wire limit")
-    bench_bus.add_argument("--seconds", type=float, default=3.0, help="how long to run the control loop")
+    bench_bus.add_argument("--seconds", type=positive_float, default=3.0, help="how long to run the control loop")
     bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
     bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_bus.set_defaults(run=_lazy("bench_bus", needs="rig"))
     bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
-    bench_record.add_argument("--seconds", type=float, default=120.0, help="how long to sustain the load")
+    bench_record.add_argument("--seconds", type=positive_float, default=120.0, help="how long to sustain the load")
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_lazy("bench_record"))
     bench_live = bench_sub.add_parser("live", help="live model overhead per control tick vs the tick period")
-    bench_live.add_argument("--repeats", type=int, default=3, help="times each trial is fed (more ticks)")
-    bench_live.add_argument("--rates", type=float, nargs="+", metavar="HZ", help="control rates (default 100 200)")
+    bench_live.add_argument("--repeats", type=positive_int, default=3, help="times each trial is fed (more ticks)")
+    bench_live.add_argument("--rates", type=positive_float, nargs="+", action="extend", metavar="HZ",
+                            help="control rates (default 100 200)")
     bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
     bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_live.set_defaults(run=_lazy("bench_live"))
     bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
-    bench_gui.add_argument("--seconds", type=float, default=10.0, help="how long to measure the frame rate")
-    bench_gui.add_argument("--daq-rate", type=float, default=19200.0,
+    bench_gui.add_argument("--seconds", type=positive_float, default=10.0, help="how long to measure the frame rate")
+    bench_gui.add_argument("--daq-rate", type=positive_float, default=19200.0,
                            help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")
-    bench_gui.add_argument("--mocap-rate", type=float, default=240.0, help="mocap frames per second (100-240)")
-    bench_gui.add_argument("--hours", type=float, default=1.0, help="simulated streaming for the memory check")
+    bench_gui.add_argument("--mocap-rate", type=positive_float, default=240.0, help="mocap frames per second (100-240)")
+    bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_gui.set_defaults(run=_lazy("gui.bench", needs="gui"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "

@@ -51,7 +51,8 @@ class Experiment(Engine):
                  pretension: Pretension | None = None):
         self.suite, self.session = suite, session
         ages = self.stream_ages(rig)   # rig.toml [interlocks]
-        runner = Runner(suite, Interlocks(InterlockLimits.from_suite(suite.limits, ages)), safe_action,
+        limits = InterlockLimits.for_run(suite.limits, rig.config.ceilings, ages)  # rig.toml [limits] caps the suite
+        runner = Runner(suite, Interlocks(limits), safe_action,
                         pretension, on_event=self._on_runner_event, on_setup=setup or self._place_finger)
         super().__init__(rig, runner, control_rate_hz=control_rate_hz, settle_window_s=suite.settle.window_s)
         self._trial_open = False

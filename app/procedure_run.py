@@ -8,8 +8,11 @@
 
 Every calibration procedure at the rig moves the servos only through this (calibration/at_rig.py), so
 the same per-tick interlocks guard it as a suite's trials: tendon force over the procedure's limit (never
-above the suite defaults), travel from where it began, fingertip force, Nano17 saturation, stale streams,
-device faults - and the E-stop, pause and abort. A step refused or cut short raises ``ProcedureStopped``
+above rig.toml's [limits] ceiling), the fingertip force ceiling, Nano17 saturation, stale streams, device
+faults - and the E-stop, pause and abort. Excursion is bounded by the travel from where the procedure
+began, not by the suites' excursion ceiling: procedures start wherever the tendons are and measure slack
+and spring travel (servo-zero pays out 50 mm, the in-situ SEA load takes up to 58 mm); the force limit is
+what keeps a finger safe while they do. A step refused or cut short raises ``ProcedureStopped``
 with the reason; the servos are then holding (or off, as configured), the trip is recorded.
 """
 
@@ -23,7 +26,6 @@ import numpy as np
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, Step, StepRunner, Ticket, WaitUntilStill
-from uartlab.protocols.suite import Limits
 
 from .engine import Engine
 
@@ -34,7 +36,7 @@ class ProcedureRun(Engine):
     def __init__(self, rig, name: str, *, max_travel_m: float, max_tendon_force_N: float | None = None,
                  streams: tuple[str, ...] = ("actuators", "daq"), safe_action: str = "hold",
                  forces_required: bool = True):
-        ceiling = Limits()
+        ceiling = rig.config.ceilings.limits   # rig.toml [limits]: a procedure may only tighten them
         force = ceiling.max_tendon_force_N if max_tendon_force_N is None else min(max_tendon_force_N,
                                                                                   ceiling.max_tendon_force_N)
         self.max_travel_m = float(max_travel_m)

@@ -152,8 +152,9 @@ class Rig:
         except BaseException:
             self.stop()
             raise
-        self.hub.event("device", "rig", f"rig started from {self.config.source}: " + ", ".join(
-            f"{s.device}" for s in self._streams.values()))
+        started = f"rig started from {self.config.source}: " + ", ".join(f"{s.device}" for s in self._streams.values())
+        self.hub.event("device", "rig", started)
+        log.info("%s", started)  # the event reaches no session yet (none has subscribed): the log has it
         return self
 
     def _start_twin(self) -> None:

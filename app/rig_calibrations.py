@@ -1,6 +1,10 @@
 """What a rig takes from rig.toml and the calibration store, in one place, so the drivers, a run's
 pre-flight, the GUI and the live model agree on it.
 
+Every stored value is checked as the store reads it (calibration/record_checks.py): numbers finite, SEA
+fits physical (the same bounds as rig.toml's, ``drivers.sea.sea_problem``), the Nano17's tool transform and
+tare six numbers each; a bad one is one error "STORE_FILE:LINE: values.KEY: reason" before any device uses it.
+
 Precedence, per kind: rig.toml's own values, else the store's current calibration (``[calibration]
 store``), else - on the twin only - the twin's true constants (what a perfect calibration would find).
 A real rig without a calibration it needs gets no made-up one: the SEA forces refuse to open, the
@@ -33,7 +37,21 @@ class RigCalibrations:
             return None
         from uartlab.calibration.store import CalibrationStore
 
-        return CalibrationStore(self.config.calibration_store).current(kind)
+        return CalibrationStore(self.config.calibration_store).current(kind)  # checked as it is read
+
+    def check_files(self) -> None:
+        """Read the files this config names now, before anything starts (a run and a dry run do): the
+        store's current set and the Nano17's .cal file. A damaged one is one error naming the file (and
+        line and key)."""
+        if self.config.calibration_store is not None:
+            from uartlab.calibration.store import CalibrationStore
+
+            CalibrationStore(self.config.calibration_store).current_set()
+            if self.config.sea.calibrations is None and self.stored("sea") is not None:
+                self.sea()   # the store's SEA fits are the rig's: all six must be there
+        n = self.config.nano17
+        if n.calibration_file is not None and self.config.daq.gauges:
+            FTCalibration.from_file(n.calibration_file, n.index)
 
     def status(self, uses_nano17: bool) -> tuple[list[str], list[str]]:
         """(missing, stale): one sentence each about the calibrations a run relies on. A twin brings its
@@ -58,6 +76,10 @@ class RigCalibrations:
             return list(self.config.sea.calibrations)
         stored = self.stored("sea")
         if stored is not None:
+            missing = [t for t in TENDONS if t not in stored.values]
+            if missing:  # a fit of some tendons only (--tendons) cannot be the rig's whole set
+                raise stored.error(f"values.{missing[0]}", f"missing: the rig needs a fit for every SEA "
+                                                            f"(no {', '.join(missing)}); `uartlab calibrate sea`")
             return [SeaCalibration(**{k: float(v) for k, v in stored.values[t].items()}) for t in TENDONS]
         if twin_plant is None:
             raise ConfigError(f"{self.config.source}: sea: no SEA calibration: give [sea.<tendon>] fits or a "
@@ -98,6 +120,9 @@ class RigCalibrations:
         stored = self.stored("mocap")
         if stored is None:
             return None
+        for key in ("markers", "world_from_motive"):
+            if key not in stored.values:
+                raise stored.error(f"values.{key}", "missing: not a mocap calibration the rig can use")
         from uartlab.calibration.mocap import markers_from_values
         from uartlab.sim import Finger
 
@@ -115,8 +140,6 @@ class RigCalibrations:
         params = base if base is not None else FingerParams.uart()
         if self.config.calibration_store is None:
             return params, []
-        from uartlab.calibration.applied import calibrated_params
-        from uartlab.calibration.store import CalibrationStore
+        from uartlab.calibration.applied import MODEL_KINDS, params_with
 
-        return calibrated_params(CalibrationStore(self.config.calibration_store), params)
-
+        return params_with(params, {kind: self.stored(kind) for kind in MODEL_KINDS})  # stored(): checked

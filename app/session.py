@@ -9,6 +9,7 @@ clock offset and drift, so the file says how its streams line up and what, if an
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -16,8 +17,11 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
+from .logs import log_event, log_file
 from .recorder import SessionRecorder
 from .streams import Event, Record
+
+logger = logging.getLogger(__name__)
 
 QUEUE_RECORDS = 200_000  # ~3 min of every stream at full rate: the recorder falls behind, not the rig
 
@@ -53,8 +57,10 @@ class RecordingSession:
     """Record a started rig into ``path`` until ``close()``."""
 
     def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
-                 flush_interval_s: float | None = None, protocol=None):
-        """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol."""
+                 flush_interval_s: float | None = None, protocol=None, log: bool = False):
+        """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.
+        ``log``: keep the log records (INFO and above) in ``<session>.log`` beside the file until close (the
+        GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/logs.py)."""
         config_text, calibrations = rig_texts(rig)
         flush = flush_interval_s if flush_interval_s is not None else rig.config.recording.flush_interval_s
         self.rig = rig
@@ -69,8 +75,14 @@ class RecordingSession:
         self._sub = rig.hub.subscribe("recorder", maxsize=QUEUE_RECORDS)
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._log = log_file(Path(path).with_suffix(".log")) if log else None
+        if self._log is not None:
+            self._log.__enter__()
         self._thread = threading.Thread(target=self._run, name="recording-session", daemon=True)
         self._thread.start()
+        logger.info("recording session %s (%s%s), streams %s", self.path, f"operator {operator!r}" if operator
+                 else "no operator", f", protocol {Path(protocol.source).name}" if protocol is not None else "",
+                 ", ".join(self.recorder.specs))
 
     @property
     def path(self) -> str:
@@ -91,6 +103,7 @@ class RecordingSession:
     def _write(self, item: Record | Event) -> None:
         if isinstance(item, Event):
             self.recorder.event(item)
+            log_event(item)  # routine ones (clock sync) at debug: app/logs.py
         elif item.stream in self.recorder.specs:
             self.recorder.write(item)
 
@@ -118,7 +131,15 @@ class RecordingSession:
         self.recorder.event(Event(now, "drops", "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
         self.recorder.event(Event(now, "drops", "recorder", json.dumps(summary["recorder_drops"])))
         self._sub.close()
-        self.recorder.close()
+        try:
+            self.recorder.close()
+            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+            logger.log(logging.WARNING if lost or self._error else logging.INFO, "session %s closed: %s samples, %s",
+                    self.path, sum(self.recorder.flushed.values()), f"{lost} dropped" if lost else "nothing dropped")
+        finally:
+            if self._log is not None:
+                self._log.__exit__(None, None, None)
+                self._log = None
         if self._error is not None:
             raise self._error
         return summary

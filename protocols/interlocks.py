@@ -14,7 +14,7 @@ import numpy as np
 from uartlab.errors import InterlockError
 from uartlab.sim.names import TENDONS
 
-from .suite import Limits
+from .limits import Ceilings, Limits, effective
 
 # Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz, the DAQ delivers blocks
 # every ~50 ms and Motive frames every 10 ms, so 0.25 s is several missed updates, yet short against a 4 s
@@ -74,6 +74,14 @@ class InterlockLimits:
         exc = np.array([limits.max_excursion_mm[t] * 1e-3 for t in TENDONS])
         ages = dict(DEFAULT_MAX_STREAM_AGE_S if max_stream_age_s is None else max_stream_age_s)
         return cls(limits.max_tendon_force_N, exc, ages, limits.max_fingertip_force_N)
+
+    @classmethod
+    def for_run(cls, suite_limits: Limits, ceilings: Ceilings | Limits,
+                max_stream_age_s: dict[str, float] | None = None) -> InterlockLimits:
+        """What a run's interlocks trip at: the effective limits (the rig's ceilings, tightened by the suite;
+        never looser than the rig, whatever ceilings the suite was validated against) and the rig's stream
+        ages (rig.toml [interlocks], which nothing may loosen)."""
+        return cls.from_suite(effective(ceilings, suite_limits), max_stream_age_s)
 
 
 class Interlocks:
