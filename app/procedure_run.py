@@ -63,10 +63,8 @@ class ProcedureRun(Engine):
             while not ticket.done:
                 if not self._thread.is_alive():
                     raise ProcedureStopped(f"{self.name}: the control loop is not running")
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline:  # fails the ticket: the loop ends at the next check
                     self.runner.abort(self._protocol_now(), f"step {step} did not finish in time")
-                    self._ticked.notify_all()
-                    continue
                 self._ticked.wait(0.1)
         if ticket.error:
             raise ProcedureStopped(ticket.error)

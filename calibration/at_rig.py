@@ -123,8 +123,11 @@ class RigProbe:
         if run is None:
             return "the servos were not moved"
         if run.phase is Phase.FAULT:
+            reason = run.runner.fault_reason or ""
+            if reason.startswith("actuators:"):  # the servo bus failed: its driver has turned torque off
+                return "torque off (the MX-64 driver turns it off when a servo faults)"
             return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
-                   f"(tripped: {run.runner.fault_reason})"
+                   f"(tripped: {reason})"
         run.abort(f"{self.name} calibration stopped")
         run.wait(1.0)
         return "the servos hold where they are"

@@ -138,7 +138,7 @@ class StepRunner:
     def submit(self, step: Step) -> Ticket:
         ticket = Ticket(step)
         if self.phase in (Phase.FAULT, Phase.ABORTED, Phase.DONE):
-            ticket.error = self._refusal()
+            ticket.error, ticket.done = self._refusal(), True
         else:
             self._queue.append(ticket)
         return ticket

@@ -210,7 +210,7 @@ def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written
             said.append("faulted")
             plant.inject_overload(3)          # DI shuts down with Overload while FDP is being loaded
         return 0.0
-    with pytest.raises(CalibrationError, match="a device failed: .*overload"):
+    with pytest.raises(CalibrationError, match="stopped: actuators: .*overload"):
         rig_runs.run_sea(rig, ("FDP",), loads_N=np.array([3.0]), reference=lambda t: reference_that_faults_a_servo,
                          say=said.append)
     assert "torque off" in said[-1] and "nothing written" in said[-1]
