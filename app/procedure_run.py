@@ -25,7 +25,17 @@ import time
 import numpy as np
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Phase
-from uartlab.protocols.steps import Hold, Move, ProcedureStopped, Step, StepRunner, Ticket, WaitUntilStill
+from uartlab.protocols.steps import (
+    RELEASE_SPEED_M_PER_S,
+    Hold,
+    Move,
+    ProcedureStopped,
+    Step,
+    StepRunner,
+    Ticket,
+    WaitUntilStill,
+)
+from uartlab.sim.names import TENDONS
 
 from .engine import Engine
 
@@ -35,15 +45,19 @@ STEP_SLACK_S = 5.0   # host seconds a step may take beyond its own length before
 class ProcedureRun(Engine):
     def __init__(self, rig, name: str, *, max_travel_m: float, max_tendon_force_N: float | None = None,
                  streams: tuple[str, ...] = ("actuators", "daq"), safe_action: str = "hold",
-                 forces_required: bool = True):
+                 forces_required: bool = True, pay_out_only: bool = False):
         ceiling = rig.config.ceilings.limits   # rig.toml [limits]: a procedure may only tighten them
         force = ceiling.max_tendon_force_N if max_tendon_force_N is None else min(max_tendon_force_N,
                                                                                   ceiling.max_tendon_force_N)
+        if pay_out_only:
+            # It only lowers tensions: a tension over the limit (often why the rig tripped) must not stop it.
+            force, forces_required = math.inf, False
         self.max_travel_m = float(max_travel_m)
         # The excursion limit is set from where the tendons are when the run starts (_before_arm).
         limits = InterlockLimits(force, np.full(6, math.inf), self.stream_ages(rig, streams),
                                  ceiling.max_fingertip_force_N, forces_required)
-        runner = StepRunner(name, Interlocks(limits), safe_action, on_event=self._on_runner_event)
+        runner = StepRunner(name, Interlocks(limits), safe_action, on_event=self._on_runner_event,
+                            pay_out_only=pay_out_only)
         super().__init__(rig, runner)
         self.name = name
         self.start_m: np.ndarray | None = None
@@ -79,6 +93,11 @@ class ProcedureRun(Engine):
     def goal_m(self) -> np.ndarray:
         return self.runner.last_goal_m
 
+    def tendon_force_N(self) -> np.ndarray:
+        """The newest SEA forces the interlocks see (6,; NaN: not measured)."""
+        with self._lock:
+            return np.asarray(self.latest.tendon_force_N, dtype=float).copy()
+
     @property
     def phase(self) -> Phase:
         return self.runner.phase
@@ -91,3 +110,60 @@ class ProcedureRun(Engine):
             return step.seconds / self.time_scale
         assert isinstance(step, WaitUntilStill)
         return step.timeout_s / self.time_scale
+
+
+# ------------------------------------------------------------------ the operator's own moves
+RELEASE_TAUT_N = 0.1          # est.: above the SEA pots' noise (~4 mN), below any pretension (0.3 N)
+RELEASE_STEP_M = 0.002
+RELEASE_SLACK_M = 0.005       # paid out past where the tendon went slack: the finger rests on its stops
+RELEASE_MAX_TRAVEL_M = 0.060  # the most a release pays out; a tendon still taut then is said, not chased
+
+
+def release_tendons(rig, say=None) -> str:
+    """Pay every taut tendon out, slowly, until it carries nothing, then ``RELEASE_SLACK_M`` more: what an
+    operator does after a trip or an E-stop to take the load off the finger. Runs on the engine with every
+    interlock but the force limit (it only lowers tensions; a reel-in is refused). Returns what it did."""
+    with rig.motion("release tendons", max_travel_m=RELEASE_MAX_TRAVEL_M, pay_out_only=True,
+                    streams=("actuators", "daq")) as run:
+        goal = run.goal_m
+        start = goal.copy()
+        while True:
+            forces = run.tendon_force_N()
+            taut = ~(forces <= RELEASE_TAUT_N)   # NaN (no SEA calibration) counts as taut: pay out the full way
+            taut &= start - goal < RELEASE_MAX_TRAVEL_M - RELEASE_SLACK_M - 1e-9
+            if not taut.any():
+                break
+            goal = goal - RELEASE_STEP_M * taut
+            run.step(Move(tuple(goal), RELEASE_SPEED_M_PER_S))
+            run.step(Hold(0.1))
+        goal = goal - RELEASE_SLACK_M
+        run.step(Move(tuple(goal), RELEASE_SPEED_M_PER_S))
+        run.step(WaitUntilStill(timeout_s=10.0))
+        still = np.flatnonzero(~(run.tendon_force_N() <= RELEASE_TAUT_N))
+        run.finish("tendons released")
+    paid = (start - goal) * 1e3
+    text = "tendons released: paid out " + ", ".join(f"{t} {p:.0f} mm" for t, p in zip(TENDONS, paid, strict=True))
+    if still.size:
+        text += "; still taut after the full release: " + ", ".join(TENDONS[i] for i in still)
+    if say is not None:
+        say(text)
+    return text
+
+
+def return_to_start(rig, start_m: np.ndarray, say=None) -> str:
+    """Bring the tendons back to ``start_m`` (where the last run began) at the engine's safe speed, under
+    every interlock."""
+    start_m = np.asarray(start_m, dtype=float)
+    with rig.motion("return to start", max_travel_m=RELEASE_MAX_TRAVEL_M) as run:
+        far = np.abs(start_m - run.goal_m) > RELEASE_MAX_TRAVEL_M
+        if far.any():
+            raise ProcedureStopped(f"return to start: {', '.join(TENDONS[i] for i in np.flatnonzero(far))} more "
+                                   f"than {RELEASE_MAX_TRAVEL_M * 1e3:g} mm from its start; release the tendons "
+                                   "and set the finger up by hand")
+        run.step(Move(tuple(start_m)))
+        run.step(WaitUntilStill(timeout_s=10.0))
+        run.finish("back at the start")
+    text = "tendons back where the run started"
+    if say is not None:
+        say(text)
+    return text

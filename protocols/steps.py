@@ -97,10 +97,11 @@ class StepRunner:
     """See the module docstring. ``name`` says what runs (a procedure's name) in every event."""
 
     def __init__(self, name: str, interlocks: Interlocks, safe_action: str = "hold",
-                 on_event: Callable[[RunnerEvent], None] | None = None):
+                 on_event: Callable[[RunnerEvent], None] | None = None, pay_out_only: bool = False):
         if safe_action not in ("hold", "torque_off"):
             raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
         self.name = name
+        self.pay_out_only = pay_out_only   # "release tendons": a Move that would reel any tendon in is refused
         self.interlocks = interlocks
         self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
         self.on_event = on_event
@@ -139,6 +140,9 @@ class StepRunner:
         ticket = Ticket(step)
         if self.phase in (Phase.FAULT, Phase.ABORTED, Phase.DONE):
             ticket.error, ticket.done = self._refusal(), True
+        elif self.pay_out_only and isinstance(step, Move) and np.any(np.asarray(step.goal_m) > self._queued_goal()):
+            ticket.error = f"{self.name} only pays tendons out: a goal above the last one is refused"
+            ticket.done = True
         else:
             self._queue.append(ticket)
         return ticket
@@ -251,6 +255,12 @@ class StepRunner:
         return Command(Action.MOVE, self._last.copy())
 
     # ------------------------------------------------------------ helpers
+    def _queued_goal(self) -> np.ndarray:
+        """The goals once every queued move is done (+1 um: the same goal again is no reel-in)."""
+        moves = [t.step for t in ([self._active.ticket] if self._active else []) + list(self._queue)
+                 if isinstance(t.step, Move)]
+        return (np.asarray(moves[-1].goal_m) if moves else self._last) + 1e-6
+
     def _refusal(self) -> str:
         if self.phase is Phase.FAULT:
             return f"stopped: {self.fault_reason}"

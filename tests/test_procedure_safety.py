@@ -75,6 +75,19 @@ def test_a_tension_past_the_procedures_limit_trips_on_the_tick_that_sees_it(rig,
     assert t_trip - first_over_s < 0.5   # a DAQ block and a tick; it was 2.7 s before the engine ran procedures
 
 
+def test_release_pays_out_every_taut_tendon_even_over_the_force_limit(rig):
+    """After the trip above the rig is left holding tendons taut: "release tendons" pays them out (a tension
+    over any limit does not stop it) until none carries anything."""
+    from uartlab.app.procedure_run import RELEASE_TAUT_N, release_tendons
+
+    said = []
+    release_tendons(rig, say=said.append)
+    assert said[-1].startswith("tendons released: paid out FDP")
+    time.sleep(0.3)
+    forces = np.nanmax(rig.twin_plant.state()[12:18])
+    assert forces <= RELEASE_TAUT_N + 0.05 and "still taut" not in said[-1]
+
+
 def test_a_daq_stall_during_a_procedure_trips_within_the_streams_age_limit(rig):
     limit_s = rig.config.interlocks.max_stream_age_s["daq"]
     sub = _runner_records(rig)
