@@ -74,6 +74,7 @@ class Engine:
         self._thread = threading.Thread(target=self._run, name="engine-control", daemon=True)
         self._t0_host = time.monotonic()
         self._last_sent: np.ndarray | None = None
+        self.start_m: np.ndarray | None = None     # the excursions when the run started
         self._torque_off_sent = False
         self._recent: deque[Record] = deque()
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
@@ -93,10 +94,16 @@ class Engine:
 
     # ------------------------------------------------------------ operator
     def start(self, preflight_timeout_s: float = 5.0):
-        """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop."""
+        """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
+        while another engine moves this rig's servos: one loop commands them at a time."""
+        other = getattr(self.rig, "engine", None)
+        if other is not None and other is not self:
+            raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
         self.preflight(preflight_timeout_s)
+        self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
         self._before_arm()
         with self._lock:
+            self.rig.engine = self
             self.rig.actuators.enable()
             self._t0_host = time.monotonic()
             self.latest.slope.clear()  # its samples were timed from the old origin
@@ -164,6 +171,13 @@ class Engine:
         if self._thread.is_alive():
             self._thread.join(timeout=3)
         self._sub.close()
+        if getattr(self.rig, "engine", None) is self:
+            self.rig.engine = None
+
+    def describe(self) -> str:
+        """What this engine runs, for messages ("suite 'free_motion'", "procedure 'sea'")."""
+        name = getattr(self.runner, "name", None) or getattr(getattr(self.runner, "suite", None), "name", "?")
+        return f"the run {name!r}"
 
     def __enter__(self):
         return self

@@ -60,10 +60,8 @@ class ProcedureRun(Engine):
                             pay_out_only=pay_out_only)
         super().__init__(rig, runner)
         self.name = name
-        self.start_m: np.ndarray | None = None
 
     def _before_arm(self) -> None:
-        self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()
         interlocks = self.runner.interlocks
         interlocks.limits = dataclasses.replace(interlocks.limits,
                                                 max_excursion_m=np.abs(self.start_m) + self.max_travel_m)

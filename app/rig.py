@@ -127,6 +127,7 @@ class Rig:
     def __init__(self, config: RigConfig, hub: Hub | None = None):
         self.config, self.hub = config, hub or Hub()
         self._twin = None
+        self.engine = None   # the one control loop moving the servos now (app/engine.py sets and clears it)
         self.actuators: LockedActuators | None = None
         self.daq: Usb6210 | None = None
         self.mocap: OptiTrackMocap | None = None

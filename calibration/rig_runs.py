@@ -38,13 +38,6 @@ SEA_MAX_TRAVEL_M = 0.058
 # the step-size guess, low so that most steps land short of the load rather than overshoot it
 IN_SITU_STIFFNESS_N_PER_M = 150.0
 IN_SITU_MAX_N = 6.0  # in situ the finger is the anchor: it flexes to its stops first (FDP: 7.3 N at 58 mm)
-# The tendon force each procedure's engine trips at (rig.toml [limits] caps them): a few times what the
-# procedure itself needs - the in-situ SEA loads (6 N), servo-zero's stop (1.5 N), an ACT sweep's 15 mm on a
-# 0.3 N/mm spring with the finger against its stops - so a stiff or bottomed-out SEA, a surface left in
-# place or a tendon caught stops the procedure long before anything can be hurt.
-SEA_MAX_FORCE_N = 10.0
-SERVO_ZERO_MAX_FORCE_N = 5.0
-MOMENT_ARMS_MAX_FORCE_N = 15.0
 MAX_JIG_MOTION_M = 0.002  # est.: 10x Motive's marker noise; more and the finger is not held by the jig
 
 
@@ -96,7 +89,7 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
     fits = []
     truth = "   (true v0, gain)" if plant is not None else ""
     lines = [f"{'SEA':4} {'v0 [V]':>8} {'gain [N/V]':>11} {'rms [N]':>8} {'max [N]':>8} {'hyst [N]':>9}{truth}"]
-    with RigProbe(rig, say) as probe, probe.procedure("sea", max_tendon_force_N=SEA_MAX_FORCE_N):
+    with RigProbe(rig, say) as probe, probe.procedure("sea"):
         for t in tendons:
             i = tendon_index(t)
             if reference is not None:
@@ -162,7 +155,7 @@ def run_servo_zero(rig, tendons: tuple[str, ...] = TENDONS, pretension_N: float 
     plant = rig.twin_plant
     geometries = list(getattr(rig.config.actuators, "seas", ())) or [SeaGeometry() for _ in TENDONS]
     fits, truths = [], {}
-    with RigProbe(rig, say) as probe, probe.procedure("servo-zero", max_tendon_force_N=SERVO_ZERO_MAX_FORCE_N):
+    with RigProbe(rig, say) as probe, probe.procedure("servo-zero"):
         slack = probe.start_m - slack_m
         probe.command(slack)
         probe.wait(1.0)  # the finger comes to rest on its stops, nothing pulling it
@@ -283,8 +276,7 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
     with RigProbe(rig, say) as probe:
         if start_pose and getattr(rig, "places_finger_itself", False):
             rig.place_finger(start_pose, None)
-        with probe.procedure("moment-arms", max_tendon_force_N=MOMENT_ARMS_MAX_FORCE_N,
-                             streams=("actuators", "daq", "mocap", "joints")):
+        with probe.procedure("moment-arms", streams=("actuators", "daq", "mocap", "joints")):
             probe.wait(1.0)
             with probe.tape() as tape:
                 for done, name in enumerate(order, 1):

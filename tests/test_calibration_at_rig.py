@@ -62,7 +62,7 @@ def test_cli_at_the_twin_rig_writes_a_record_the_rig_then_loads(tmp_path, capsys
 def test_cli_a_sweep_with_no_motion_writes_nothing(tmp_path, capsys):
     store = tmp_path / "cal"
     assert main(["calibrate", "moment-arms", "--rig", "twin", "--speed", SPEED, "--store", str(store),
-                 "--tendons", "FDP", "--amplitude-mm", "0"]) == 2
+                 "--tendons", "FDP", "--amplitude-mm", "0.001"]) == 2   # 1 um: no motion to fit
     err = capsys.readouterr().err
     assert "moment-arms calibration, tendon FDP" in err
     assert not store.exists() or CalibrationStore(store).current("moment_arms") is None

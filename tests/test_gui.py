@@ -448,3 +448,38 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, window, 
     window.protocol_panel.buttons["reset"].click()
     window.rig_panel.disconnect_button.click()
     qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+@pytest.mark.slow
+def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, window):
+    rig = _connect_twin(qtbot, window)
+    plant = rig.twin_plant
+    panel = window.protocol_panel
+    window.ops.choose_suite("free_motion")
+    panel.table.selectRow(1)
+    panel.record_box.setChecked(False)
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.experiment is not None
+                    and window.ops.experiment.status().phase == "ACTUATE", timeout=30000)
+    qtbot.wait(1500)                                    # FDP well into its pull
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    window.on_status()
+    assert not panel.buttons["release"].isEnabled()     # latched: nothing moves until the E-stop is reset
+    window.estop_reset.click()
+    panel.buttons["reset"].click()                      # acknowledge the run
+    window.on_status()
+    assert panel.buttons["release"].isEnabled() and panel.buttons["return"].isEnabled()
+    panel.buttons["release"].click()
+    qtbot.waitUntil(lambda: any("tendons released" in e for e in window.log.toPlainText().splitlines()),
+                    timeout=60000)
+    assert window.errors == []
+    assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
+    panel.buttons["return"].click()
+    qtbot.waitUntil(lambda: any("back where the run started" in e for e in window.log.toPlainText().splitlines()),
+                    timeout=60000)
+    excursions = rig.actuators.read().excursion_m
+    np.testing.assert_allclose(excursions, window.ops.run_start_m, atol=1e-3)
+    assert window.errors == []
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)

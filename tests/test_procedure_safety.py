@@ -23,10 +23,14 @@ ROOT = Path(__file__).parents[1]
 FAULT = PHASES.index(Phase.FAULT)
 
 
+CEILING_N = 5.0   # this lab's rig.toml [limits]: tighter than the default 40 N, within the twin SEAs' reach
+
+
 @pytest.fixture(scope="module")
 def rig():
     config = default_rig_config()
-    with Rig(replace(config, twin=replace(config.twin, speed=2.0))) as running:
+    ceilings = replace(config.ceilings, limits=replace(config.ceilings.limits, max_tendon_force_N=CEILING_N))
+    with Rig(replace(config, ceilings=ceilings, twin=replace(config.twin, speed=2.0))) as running:
         yield running
 
 
@@ -41,12 +45,10 @@ def _split(items):
     return runner, daq
 
 
-def test_a_tension_past_the_procedures_limit_trips_on_the_tick_that_sees_it(rig, monkeypatch):
+def test_a_tension_past_the_rigs_ceiling_trips_the_procedure_on_the_tick_that_sees_it(rig):
     """A load cell that reads half the load: the SEA procedure reels FDP in toward twice the load it asked
-    for (the flexing finger loads ED too). The engine trips at the procedure's force limit, on the tick that
-    sees it. (The limit is lowered to
-    5 N here: the twin's FDP, flexed to its stops, carries 7.3 N at the procedure's 58 mm travel limit.)"""
-    monkeypatch.setattr(rig_runs, "SEA_MAX_FORCE_N", 5.0)
+    for (the flexing finger loads ED too). The engine trips at the rig's force ceiling, on the tick that sees
+    it. (A 5 N ceiling: the twin's FDP, flexed to its stops, carries 7.3 N at the procedure's 58 mm travel.)"""
     plant = rig.twin_plant
     sub = _runner_records(rig)
     said = []
@@ -61,7 +63,7 @@ def test_a_tension_past_the_procedures_limit_trips_on_the_tick_that_sees_it(rig,
     assert "nothing written" in said[-1] and "hold" in said[-1]
     force = np.concatenate([r.data["tendon_force_N"] for r in runner]).max(axis=1)   # any tendon (ED, pulled on)
     phase = np.concatenate([r.data["phase"] for r in runner])
-    over = np.flatnonzero(force > rig_runs.SEA_MAX_FORCE_N)
+    over = np.flatnonzero(force > CEILING_N)
     assert over.size, "the tension never passed the limit"
     assert phase[over[0]] == FAULT and phase[over[0] - 1] != FAULT   # tripped on the tick that saw it
     held = np.concatenate([r.data["command_m"] for r in runner])[over[0]:]
@@ -70,7 +72,7 @@ def test_a_tension_past_the_procedures_limit_trips_on_the_tick_that_sees_it(rig,
     # how late after the measured tension passed the limit (raw DAQ samples, not the tick's average)
     t_daq = np.concatenate([r.host_time_s for r in daq])
     f_daq = np.concatenate([r.data["tendon_force_N"] for r in daq]).max(axis=1)
-    first_over_s = t_daq[np.flatnonzero(f_daq > rig_runs.SEA_MAX_FORCE_N)[0]]
+    first_over_s = t_daq[np.flatnonzero(f_daq > CEILING_N)[0]]
     t_trip = np.concatenate([r.host_time_s for r in runner])[over[0]]
     assert t_trip - first_over_s < 0.5   # a DAQ block and a tick; it was 2.7 s before the engine ran procedures
 

@@ -35,6 +35,9 @@ class Operations:
         self.replay_path: str | None = None
         self.replay_events: list[Event] = []  # the file's events, replayed as the data passes them
         self._next_event = 0
+        self.run_start_m = None               # where the last run's tendons started ("return to start")
+        self.last_engine = None               # the last run's engine: closed before anything else moves
+        self.moving: str | None = None        # an operator move on the engine ("release tendons" ...)
         self.estop_latched = False
         self.estop_reason = ""
         self.trip_reason: str | None = None
@@ -51,6 +54,8 @@ class Operations:
         p.resume_requested.connect(lambda: self._call_experiment("resume"))
         p.abort_requested.connect(lambda: self._call_experiment("abort", "operator abort"))
         p.reset_requested.connect(self.reset_run)
+        p.release_requested.connect(lambda: self.operator_move("release tendons"))
+        p.return_requested.connect(lambda: self.operator_move("return to start"))
         rp.open_requested.connect(self.open_replay)
         rp.play_requested.connect(self.play)
         rp.pause_requested.connect(self.pause)
@@ -218,7 +223,11 @@ class Operations:
         from ..live_model import LiveModel
         from ..session import session_path
 
+        last = self.last_engine
+
         def work():
+            if last is not None:   # the last run's loop, if its close has not run yet: one engine at a time
+                last.close()
             # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
             # With the rig's calibrated moment arms and model values (the store's), as `uartlab run` does.
             live = LiveModel(rig.hub, Finger(rig.model_params()[0]), suite, time_scale=rig.time_scale).start()
@@ -243,6 +252,7 @@ class Operations:
         def done(result) -> None:
             exp, new, live = result
             self.experiment, self.live_model, self.trip_reason = exp, live, None
+            self.last_engine, self.run_start_m = exp, exp.start_m
             if new is not None:
                 self.session, self.session_started_s, self.auto_recording = new, time.monotonic(), True
                 rec.set_state("recording")
@@ -284,18 +294,52 @@ class Operations:
         self.show_safety()
         self._refresh_buttons()
 
+    # ------------------------------------------------------------ the operator's own moves
+    def operator_move(self, what: str) -> None:
+        """"release tendons" or "return to start" on the engine, off the GUI thread. One engine at a time: the
+        last run's loop is closed first (the buttons are enabled only once the run is over)."""
+        from ..procedure_run import release_tendons, return_to_start
+
+        rig, last, start = self.rig, self.last_engine, self.run_start_m
+        if rig is None or self.estop_latched or self.moving or (self.experiment is not None and
+                                                                self.experiment.status().phase not in RUN_OVER):
+            return
+        self.moving = what
+        self.w.log_line(f"{what}…")
+        self._refresh_buttons()
+
+        def work():
+            if last is not None:
+                last.close()
+            if what == "release tendons":
+                return release_tendons(rig)
+            return return_to_start(rig, start)
+
+        def done(text) -> None:
+            self.moving = None
+            self.w.log_line(text)
+            self._refresh_buttons()
+
+        def failed(exc) -> None:
+            self.moving = None
+            self.w.report_error(what, exc)
+            self._refresh_buttons()
+
+        self.w.tasks.run(what, work, done, failed)
+
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:
         """Torque off now (on a thread: a hung bus must not freeze the window) and latch until reset."""
         self.estop_latched, self.estop_reason = True, reason
         self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
-        exp, rig = self.experiment, self.rig
+        rig = self.rig
 
         def act() -> None:
-            if exp is not None:
+            engine = getattr(rig, "engine", None)   # a run, or an operator move, on the engine
+            if engine is not None:
                 try:
-                    exp.estop(reason)
+                    engine.estop(reason)
                 finally:
                     rig.actuators.torque_off()  # and directly: the E-stop must not depend on the runner
             elif rig is not None and rig.actuators is not None:
@@ -475,7 +519,8 @@ class Operations:
             if self.auto_recording and phase in ("DONE", "ABORTED"):
                 self.w.tasks.run("close run", self.experiment.close)  # closes the last trial first
                 self.stop_recording()
-            w.protocol_panel.set_buttons(phase, can_start=False)
+            w.protocol_panel.set_buttons(phase, False, self.rig is not None and not self.estop_latched
+                                         and self.moving is None, self.run_start_m is not None)
         if self.replay is not None:
             w.replay_panel.show_position(self.replay.position_s)
             if w.replay_panel.playing and self.replay.wait(0):
@@ -493,8 +538,9 @@ class Operations:
     def _refresh_buttons(self) -> None:
         w = self.w
         phase = str(self.experiment.status().phase) if self.experiment is not None else None
-        can_start = (self.rig is not None and w.protocol_panel.suite is not None and not self.estop_latched)
-        w.protocol_panel.set_buttons(phase, can_start)
+        can_move = self.rig is not None and not self.estop_latched and self.moving is None
+        can_start = can_move and w.protocol_panel.suite is not None
+        w.protocol_panel.set_buttons(phase, can_start, can_move, self.run_start_m is not None)
         if self.session is None:
             w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
 

@@ -46,6 +46,8 @@ class ProtocolPanel(QWidget):
     resume_requested = Signal()
     abort_requested = Signal()
     reset_requested = Signal()
+    release_requested = Signal()
+    return_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -84,6 +86,17 @@ class ProtocolPanel(QWidget):
             row.addWidget(b)
             self.buttons[key] = b
         self.buttons["reset"].setToolTip("Acknowledge a fault, abort or finished run so a new one can start")
+        after = QHBoxLayout()
+        for key, text, signal, tip in (
+                ("release", "Release tendons", self.release_requested,
+                 "Pay every taut tendon out, slowly, until it carries nothing (after a trip or an E-stop)"),
+                ("return", "Return to start", self.return_requested,
+                 "Bring the tendons back to where the last run started, under the interlocks")):
+            b = QPushButton(text)
+            b.setToolTip(tip)
+            b.clicked.connect(signal.emit)
+            after.addWidget(b)
+            self.buttons[key] = b
         self.phase_label = QLabel("–")
         self.trial_label = QLabel("–")
         self.interlock_label = QLabel("–")
@@ -102,6 +115,7 @@ class ProtocolPanel(QWidget):
         lay.addWidget(self.table, 1)
         lay.addWidget(self.progress)
         lay.addLayout(row)
+        lay.addLayout(after)
         lay.addWidget(self.record_box)
         lay.addLayout(state)
         self.set_interlocks(None)
@@ -172,8 +186,9 @@ class ProtocolPanel(QWidget):
         self.interlock_label.setText(text)
         self.interlock_label.setStyleSheet(style)
 
-    def set_buttons(self, phase: str | None, can_start: bool) -> None:
-        """Enable what makes sense in this phase (None: no experiment)."""
+    def set_buttons(self, phase: str | None, can_start: bool, can_move: bool = False, has_start: bool = False) -> None:
+        """Enable what makes sense in this phase (None: no experiment). ``can_move``: a rig, no E-stop latched,
+        nothing else moving; ``has_start``: a run has started before (where "return to start" goes)."""
         running = phase not in (None, "DONE", "ABORTED", "FAULT", "SAFE", "PAUSED")
         finished = phase in ("DONE", "ABORTED", "FAULT")
         self.buttons["start"].setEnabled(can_start and phase is None)
@@ -181,4 +196,6 @@ class ProtocolPanel(QWidget):
         self.buttons["resume"].setEnabled(phase == "PAUSED")
         self.buttons["abort"].setEnabled(phase is not None and not finished)
         self.buttons["reset"].setEnabled(finished)
+        self.buttons["release"].setEnabled(can_move and not running)
+        self.buttons["return"].setEnabled(can_move and has_start and not running)
         self.suite_combo.setEnabled(phase is None)
