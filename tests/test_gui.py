@@ -471,13 +471,13 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     window.on_status()
     assert panel.buttons["release"].isEnabled() and panel.buttons["return"].isEnabled()
     panel.buttons["release"].click()
-    qtbot.waitUntil(lambda: any("tendons released" in e for e in window.log.toPlainText().splitlines()),
-                    timeout=60000)
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any("  tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines())
     assert window.errors == []
     assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
     panel.buttons["return"].click()
-    qtbot.waitUntil(lambda: any("back where the run started" in e for e in window.log.toPlainText().splitlines()),
-                    timeout=60000)
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines())
     excursions = rig.actuators.read().excursion_m
     np.testing.assert_allclose(excursions, window.ops.run_start_m, atol=1e-3)
     assert window.errors == []
