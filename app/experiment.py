@@ -23,6 +23,7 @@ the window of the seconds before it; the servos then only get the safe action (h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -36,6 +37,8 @@ from uartlab.drivers.interfaces import DeviceError
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observation
 from uartlab.protocols.runner import Action, Phase, Pretension, Runner, RunnerEvent, TrialResult
 from uartlab.protocols.suite import Suite, SuiteTrial
+
+from uartlab.errors import RecordingError
 
 from .hub import EVENTS
 from .run_state import (  # noqa: F401 - PHASES, WATCHED_STREAMS, runner_spec re-exported for the stream's users
@@ -250,6 +253,7 @@ class Experiment:
     def _tick(self) -> None:
         with self._lock:
             self._drain()
+            self._check_recording()
             now = time.monotonic()
             obs = self.latest.observation(now, self._streams)
             command = self.runner.tick(self._protocol_now(now), obs)
@@ -261,6 +265,16 @@ class Experiment:
     def _drain(self) -> None:
         for item in self._sub.drain():
             self.latest.update(item, self._protocol_now)
+
+    def _check_recording(self) -> None:
+        """The recorder failing (disk full, folder gone) stops a running plan like a trip: FAULT, the configured
+        safe action, the recorder's sentence (which file, what it keeps) as the reason. Checked before the
+        interlocks, which would otherwise trip on the session's "fault" event with less to say."""
+        error = getattr(self.session, "error", None)
+        if error is None or self.runner.phase in (*TERMINAL, Phase.SAFE):
+            return
+        safe = "the servos holding" if self.runner.safe_action is Action.HOLD else "torque off"
+        self.runner.fault(self._protocol_now(), "recording", "recorder", f"{error}; the run stopped with {safe}")
 
     def _send(self, command) -> np.ndarray:
         """Send the runner's command; returns what was commanded (NaN: nothing)."""
@@ -338,14 +352,27 @@ class Experiment:
         self._trial_open = True
         self.rig.hub.event("trial", "runner", f"start {trial.name!r} repeat {repeat}/{trial.repeats}", now)
         if self.session is not None:
-            self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat, now)
+            with self._unless_recording_failed():
+                self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat,
+                                         now)
 
     def _end_trial(self, outcome: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
         self._trial_open = False
         self.rig.hub.event("trial", "runner", f"stop: {outcome}", now)
         if self.session is not None:
-            self.session.end_trial(outcome, now)
+            with self._unless_recording_failed():
+                self.session.end_trial(outcome, now)
+
+    @contextlib.contextmanager
+    def _unless_recording_failed(self):
+        """A failed recording refuses trials; that must not raise through the loop (whose error path turns
+        torque off): the next tick's _check_recording latches FAULT with the configured safe action."""
+        try:
+            yield
+        except RecordingError:
+            if getattr(self.session, "error", None) is None:
+                raise
 
     def trial_parameters(self, trial: SuiteTrial, repeat: int) -> dict:
         """What the session file's trial says about itself (docs/session-file.md, "Trials")."""

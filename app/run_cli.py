@@ -24,7 +24,10 @@ from pathlib import Path
 from uartlab.protocols.suite import Suite, resolve_suite
 from uartlab.sim.names import JOINTS
 
+from uartlab.errors import RecordingError
+
 from .experiment import Experiment, ExperimentStatus, SteadyState
+from .free_space import suite_seconds
 from .rig import Rig
 from .rig_config import RigConfig, default_rig_config, load_rig_config
 from .session import RecordingSession, session_path
@@ -80,10 +83,19 @@ def main(args: argparse.Namespace) -> int:
     path = session_path(folder, suite.name)
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
+    failure = None
     try:
         with Rig(config) as rig:
             live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
-            session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
+            try:  # the free-space pre-flight may refuse (exit 3) before anything moves
+                session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite,
+                                           expected_s=suite_seconds(suite))
+            except BaseException:
+                if live is not None:
+                    live.close()
+                raise
+            for warning in session.warnings:
+                print(f"warning: {warning}", file=sys.stderr, flush=True)
             for source in sources:  # into the session's events: which calibrations the model ran with
                 rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
@@ -93,13 +105,26 @@ def main(args: argparse.Namespace) -> int:
                 exp.close()
                 if live is not None:
                     live.close()
-                session.close()
+                failure = _close_session(session, exp)
     finally:
         signal.signal(signal.SIGINT, previous)
     _report(path, suite, exp, status, args.json, live)
+    if failure is not None:  # the file failed after the run ended: an I/O failure (exit 3)
+        raise failure
     if estop.is_set():
         return 130
     return 1 if status.phase in ("FAULT", "ABORTED") else 0
+
+
+def _close_session(session: RecordingSession, exp: Experiment) -> RecordingError | None:
+    """Close the file. A recorder failure during the run has already stopped it (FAULT, the configured safe
+    action, the sentence in the fault reason): exit 1 like any run that ended in FAULT. One that came after
+    the run ended is returned, to be raised after the summary (exit 3)."""
+    try:
+        session.close()
+    except RecordingError as exc:
+        return None if str(exc) in (exp.status().fault_reason or "") else exc
+    return None
 
 
 def _live_model(rig, suite: Suite, args: argparse.Namespace):
