@@ -6,8 +6,10 @@
     uartlab demo                                  # the twin at 4x, one repeat of each free-motion trial
 
 Ctrl-C is the E-stop: torque off at once, the trip recorded, the file closed cleanly; a second Ctrl-C
-leaves without waiting. Exit status: 0 when the run finished, 1 when it ended in FAULT or was aborted,
-2 for bad input (suite, rig.toml) before anything moved, 130 after an E-stop from the keyboard.
+leaves without waiting. Exit status: 0 when the run finished, 1 when it ended in FAULT (a recorder failure
+mid-run included: it stops the run like a trip) or was aborted, 2 for bad input (suite, rig.toml) before
+anything moved, 3 when the output disk has no room for the session (pre-flight) or the file failed after the
+run ended, 130 after an E-stop from the keyboard.
 """
 
 from __future__ import annotations
