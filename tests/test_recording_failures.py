@@ -250,7 +250,7 @@ repeats = 1
 [[trial]]
 name = "ED"
 pose = "Flex"
-pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 3.0 }]
+pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 6.0 }]
 return = true
 """
 
@@ -276,8 +276,9 @@ def test_uartlab_run_ends_in_fault_exit_1_with_the_sentence(tmp_path, capsys, un
     (path,) = out.glob("session_*_short.h5")
     sentence = (f"recording stopped: {path}: the disk does not answer (input/output error: removed or failing); "
                 "the file keeps the first ")
-    summary = next(line for line in captured.out.splitlines() if line.startswith("0 of 1 trials run"))
-    assert f"; stopped: {sentence}" in summary and summary.endswith("; the run stopped with the servos holding")
+    summary = next((line for line in captured.out.splitlines() if " trials run" in line), captured.out)
+    assert f"; stopped: {sentence}" in summary and summary.endswith("; the run stopped with the servos holding"), \
+        captured.out + captured.err
     assert "Traceback" not in captured.out + captured.err
     assert_file_keeps_what_the_sentence_says(path, summary.split("; stopped: ", 1)[1])
 
