@@ -21,6 +21,7 @@ import threading
 import time
 
 import numpy as np
+from uartlab.app.paths import writable_folder
 from uartlab.app.recorder import SessionRecorder
 from uartlab.app.replay import SessionFile
 from uartlab.app.streams import FieldSpec, Record, StreamSpec
@@ -138,7 +139,7 @@ def run_max(path: str, wall_budget_s: float) -> dict:
 
 def main(args: argparse.Namespace) -> int:
     seconds = float(getattr(args, "seconds", 120.0))
-    folder = getattr(args, "dir", None) or tempfile.gettempdir()
+    folder = writable_folder(args.dir, "--dir") if getattr(args, "dir", None) else tempfile.gettempdir()
     with tempfile.TemporaryDirectory(dir=folder, prefix="uartlab-bench-") as tmp:
         load = run_load(os.path.join(tmp, "load.h5"), seconds)
         peak = run_max(os.path.join(tmp, "max.h5"), min(20.0, max(3.0, seconds / 6)))

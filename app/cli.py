@@ -9,6 +9,7 @@ else does. `-v`/`-q` set how much is logged, on every command.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -24,9 +25,25 @@ from uartlab.errors import (
     exit_code,
 )
 
+# The command table: modules that define commands' options (`add_parser(sub)`), in `uartlab --help` order
+# after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
+# nothing heavy at module level - no numpy, numba, scipy, h5py, Qt, gRPC - and a command's own modules load
+# when it runs (tests/test_cli_startup.py checks; `uartlab bench cli` measures).
+COMMAND_MODULES = ("calibrate_cli", "sim_commands", "twin_commands", "record_cli", "run_cli")
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command-line mistake is one line too: ``uartlab <cmd>: error: <what> (uartlab <cmd> --help)``, exit 2
+    (subcommands' parsers are this class too: add_subparsers makes its parsers of the parent's class)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())} ({self.prog} --help)\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from uartlab.app.cli_types import positive_float, positive_int, speed_or_max
+
+    parser = _Parser(
         prog="uartlab",
         description="Control, data acquisition and bond-graph modelling for the UART robotic finger.",
     )
@@ -37,21 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(run=_run_doctor)
 
-    from uartlab.app import calibrate_cli, record_cli, sim_commands, twin_commands
-
-    calibrate_cli.add_parser(sub)
-    sim_commands.add_parser(sub)
-    twin_commands.add_parser(sub)
-    record_cli.add_parser(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(f"uartlab.app.{module}").add_parser(sub)
 
     gui = sub.add_parser("gui", help="the operator window: rig, live plots, protocols, recording, replay, compare")
     gui.add_argument("--rig", help="rig.toml to connect at start ('twin': the shipped twin rig)")
     gui.add_argument("--replay", help="session .h5 file to open for replay")
-    gui.set_defaults(run=_lazy("gui.app"))
-
-    from uartlab.app import run_cli
-
-    run_cli.add_parser(sub)
+    gui.set_defaults(run=_lazy("gui.app", needs="gui"))
 
     verify = sub.add_parser("verify", help="check a session file and report what a crash left")
     verify.add_argument("file", help="session .h5 file")
@@ -60,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = sub.add_parser("replay", help="play a recorded session back through the live stream interfaces")
     replay.add_argument("file", help="session .h5 file")
-    replay.add_argument("--speed", default="1", help="1 = real time, N = N times faster, max = as fast as possible")
+    replay.add_argument("--speed", type=speed_or_max, default=1.0,
+                        help="1 = real time, N = N times faster, max = as fast as possible")
     replay.add_argument("--loop", action="store_true", help="start again at the end")
     replay.add_argument("--json", action="store_true", help="print the summary as JSON")
     replay.set_defaults(run=_lazy("replay_cli"))
@@ -80,33 +90,39 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
     bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
-    bench_sim.add_argument("--repeats", type=int, default=5, help="timing repeats per measurement (median)")
+    bench_sim.add_argument("--repeats", type=positive_int, default=5, help="timing repeats per measurement (median)")
     bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_sim.set_defaults(run=_run_bench_sim)
     bench_bus = bench_sub.add_parser("bus", help="MX-64 control loop rate against the bus twin vs the wire limit")
-    bench_bus.add_argument("--seconds", type=float, default=3.0, help="how long to run the control loop")
+    bench_bus.add_argument("--seconds", type=positive_float, default=3.0, help="how long to run the control loop")
     bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
     bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_bus.set_defaults(run=_run_bench_bus)
+    bench_bus.set_defaults(run=_lazy("bench_bus", needs="rig"))
     bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
-    bench_record.add_argument("--seconds", type=float, default=120.0, help="how long to sustain the load")
+    bench_record.add_argument("--seconds", type=positive_float, default=120.0, help="how long to sustain the load")
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_lazy("bench_record"))
     bench_live = bench_sub.add_parser("live", help="live model overhead per control tick vs the tick period")
-    bench_live.add_argument("--repeats", type=int, default=3, help="times each trial is fed (more ticks)")
-    bench_live.add_argument("--rates", type=float, nargs="+", metavar="HZ", help="control rates (default 100 200)")
+    bench_live.add_argument("--repeats", type=positive_int, default=3, help="times each trial is fed (more ticks)")
+    bench_live.add_argument("--rates", type=positive_float, nargs="+", action="extend", metavar="HZ",
+                            help="control rates (default 100 200)")
     bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
     bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_live.set_defaults(run=_lazy("bench_live"))
     bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
-    bench_gui.add_argument("--seconds", type=float, default=10.0, help="how long to measure the frame rate")
-    bench_gui.add_argument("--daq-rate", type=float, default=19200.0,
+    bench_gui.add_argument("--seconds", type=positive_float, default=10.0, help="how long to measure the frame rate")
+    bench_gui.add_argument("--daq-rate", type=positive_float, default=19200.0,
                            help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")
-    bench_gui.add_argument("--mocap-rate", type=float, default=240.0, help="mocap frames per second (100-240)")
-    bench_gui.add_argument("--hours", type=float, default=1.0, help="simulated streaming for the memory check")
+    bench_gui.add_argument("--mocap-rate", type=positive_float, default=240.0, help="mocap frames per second (100-240)")
+    bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_gui.set_defaults(run=_lazy("gui.bench"))
+    bench_gui.set_defaults(run=_lazy("gui.bench", needs="gui"))
+    bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
+                                     "beside a bare `python -c pass`")
+    bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
+    bench_cli.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_cli.set_defaults(run=_lazy("bench_cli"))
     _add_common_options(parser, top=True)
     _add_common_options_everywhere(parser)
     return parser
@@ -135,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _exit_status(exc: BaseException) -> int:
     if isinstance(exc, UartlabError):
         return exit_code(exc)
-    if isinstance(exc, ValueError):   # a value the user gave, refused by code below the CLI
-        return EXIT_BAD_INPUT
+    if isinstance(exc, ValueError | FileNotFoundError | IsADirectoryError | NotADirectoryError):
+        return EXIT_BAD_INPUT         # a value or path the user gave, refused by code below the CLI
     if isinstance(exc, OSError):      # a path that cannot be read or written, a device that is gone
         return EXIT_DEVICE_OR_IO
     return EXIT_INTERNAL
@@ -211,21 +227,18 @@ def _run_bench_sim(args: argparse.Namespace) -> int:
     return bench_sim.main(args)
 
 
-def _lazy(module: str):
-    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast."""
+def _lazy(module: str, needs: str | None = None):
+    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast; with ``needs``,
+    first check that extra is installed (one line naming the pip install if not; app/extras.py)."""
 
     def run(args: argparse.Namespace) -> int:
-        import importlib
+        if needs is not None:
+            from uartlab.app.extras import require
 
+            require(needs)
         return importlib.import_module(f"uartlab.app.{module}").main(args)
 
     return run
-
-
-def _run_bench_bus(args: argparse.Namespace) -> int:
-    from uartlab.app import bench_bus
-
-    return bench_bus.main(args)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def _qt() -> dict[str, Any]:
                 qt["probed_platform"] = line.removeprefix("platform=")
         qt["app_starts"] = proc.returncode == 0 and qt["probed_platform"] is not None
         if not qt["app_starts"]:
-            qt["error"] = _qt_reason(proc.stderr, proc.returncode)
+            qt["error"] = _xcb_libraries() or _qt_reason(proc.stderr, proc.returncode)
     except subprocess.TimeoutExpired:
         qt["error"] = "creating a QGuiApplication did not finish within 20 s"
     except Exception as exc:
@@ -106,6 +106,20 @@ def _qt() -> dict[str, Any]:
         qt["note"] = ("QT_QPA_PLATFORM is not set and there is no DISPLAY or WAYLAND_DISPLAY; "
                       "set QT_QPA_PLATFORM=offscreen to run the GUI code headless")
     return qt
+
+
+def _xcb_libraries() -> str | None:
+    """Which system libraries Qt's X11 plugin lacks, with the apt package (Qt's own message names
+    libxcb-cursor0 whatever is missing); None when that is not why Qt failed."""
+    from uartlab.app.gui import qt_platform
+
+    if not qt_platform.xcb_wanted():
+        return None
+    try:
+        qt_platform.check()
+    except Exception as exc:  # DeviceError: the one line `uartlab gui` would print
+        return str(exc)
+    return None
 
 
 def _nidaqmx() -> dict[str, Any]:
@@ -176,6 +190,18 @@ def _network() -> dict[str, Any]:
             "mocap_ok": ok, "mocap": mocap}
 
 
+def _extras() -> dict[str, dict[str, Any]]:
+    """Each of uartlab's extras ([rig], [gui]): installed, and if not, which modules are absent and the pip line."""
+    from uartlab.app import extras
+
+    report = {}
+    for extra, (what, _) in extras.EXTRAS.items():
+        absent = extras.missing_modules(extra)
+        report[extra] = {"installed": not absent, "for": what, "missing_modules": absent,
+                         "install": extras.pip_line(extra) if absent else None}
+    return report
+
+
 def _guard(name: str, probe: Callable[[], Any], fallback: Any, errors: dict[str, str]) -> Any:
     try:
         return probe()
@@ -222,6 +248,7 @@ def collect() -> dict[str, Any]:
                                             "executable": sys.executable,
                                             "platform": platform.platform()}, {}, errors),
         "packages": _guard("packages", _package_versions, {name: None for name, _, _ in PACKAGES}, errors),
+        "extras": _guard("extras", _extras, {}, errors),
         "qt": _guard("qt", _qt, {}, errors),
         "nidaqmx": _guard("nidaqmx", _nidaqmx, {"twin": TWIN_DAQ_NOTE}, errors),
         "serial_ports": _guard("serial_ports", _serial_ports, [], errors),
@@ -247,6 +274,10 @@ def render(report: dict[str, Any]) -> str:
     lines += _section("Python", [(k, str(py.get(k))) for k in ("version", "executable", "platform")])
     lines += _section("Packages", [(name, f"{_status(version):<8} {version or ''}")
                                    for name, version in (report.get("packages") or {}).items()])
+    extras_rows = [(f"[{name}]", "OK       " + e.get("for", "") if e.get("installed") else
+                    f"missing  no module {', '.join(e.get('missing_modules', []))}: {e.get('install')}")
+                   for name, e in (report.get("extras") or {}).items()]
+    lines += _section("Extras", extras_rows or [("(unknown)", "")])
     platform_text = (f"{qt.get('platform')} (from {qt.get('source')})" if qt.get("platform")
                      else "unknown: no plugin could start")
     qt_rows = [("PySide6 imports", _status(qt.get("imports"))), ("app starts", _status(qt.get("app_starts"))),

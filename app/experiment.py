@@ -89,7 +89,8 @@ class Experiment:
             ages.pop("joints")
         self._streams = tuple(ages)
         place = setup or self._place_finger
-        self.runner = Runner(suite, Interlocks(InterlockLimits.from_suite(suite.limits, ages)), safe_action,
+        limits = InterlockLimits.for_run(suite.limits, rig.config.ceilings, ages)  # rig.toml [limits] caps the suite
+        self.runner = Runner(suite, Interlocks(limits), safe_action,
                              pretension, on_event=self._on_runner_event, on_setup=place)
         nano17 = rig.nano17
         self.latest = Latest(suite.settle.window_s, nano17 is not None,

@@ -51,12 +51,13 @@ def read_session_recordings(paths: Sequence[str | os.PathLike], trial_names: Seq
 
 
 def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: FingerParams,
-                 executor: Executor | None = None, start_source: str = "UART defaults", jackknife: bool = False
-                 ) -> tuple[dict, dict, str, list[str]]:
+                 executor: Executor | None = None, start_source: str = "UART defaults", jackknife: bool = False,
+                 on_progress=None) -> tuple[dict, dict, str, list[str]]:
     """Fit ``names`` to the recordings from ``start``: (values, residuals, method, report lines). With
-    ``jackknife``, also the between-trial 1-sigma (calibration/trial_jackknife.py: one refit per trial)."""
+    ``jackknife``, also the between-trial 1-sigma (calibration/trial_jackknife.py: one refit per trial).
+    ``on_progress(done, None)``: simulations done, the jackknife's refits counted on after the fit's."""
     recs = sessions.recordings
-    fit = model_fit.fit_model(start, recs, names, executor=executor)
+    fit = model_fit.fit_model(start, recs, names, executor=executor, on_progress=on_progress)
     if len(fit.undetermined) == len(names):  # a record would change nothing: say so instead of writing one
         sigmas = ", ".join(f"{n} {fit.std_factor[n] * 100:.0f} %" for n in names)
         raise CalibrationError("model", f"none of {', '.join(names)} is determined by these trials (1-sigma "
@@ -67,7 +68,8 @@ def fit_sessions(sessions: SessionRecordings, names: tuple[str, ...], start: Fin
              *model_fit.report_lines(fit)]
     values, residuals = model_fit.record_values(fit)
     if jackknife:
-        sigma, k = jackknife_sigma(fit, recs, executor)
+        more = (lambda done, _total=None: on_progress(fit.simulations + done, None)) if on_progress else None
+        sigma, k = jackknife_sigma(fit, recs, executor, on_progress=more)
         if sigma:
             lines.append(f"between-trial 1-sigma (jackknife, {k} refits with one trial left out): "
                          + ", ".join(f"{n} {s * 100:.2f} %" for n, s in sigma.items()))

@@ -9,29 +9,38 @@ import threading
 import time
 from pathlib import Path
 
-from .rig import Rig
-from .rig_config import default_rig_config, load_rig_config
-from .session import RecordingSession, session_path
+from .cli_types import positive_float
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record every stream of the rig (the twin unless --rig says otherwise)")
     p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
-    p.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    p.add_argument("--seconds", type=positive_float, help="stop after this long (default: until Ctrl-C)")
     p.add_argument("--operator", default="", help="who runs the session")
     p.add_argument("--notes", default="", help="free text stored with the session")
     p.set_defaults(run=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    from .extras import require
+
+    require("rig")  # before the rig's modules load: they need the [rig] drivers, twin or hardware
+    from .logs import log_file
+    from .paths import writable_folder
+    from .rig import Rig
+    from .rig_calibrations import RigCalibrations
+    from .rig_config import default_rig_config, load_rig_config
+    from .session import RecordingSession, session_path
+
     config = load_rig_config(args.rig) if args.rig else default_rig_config()
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_files()
     path = session_path(folder)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Rig(config) as rig:
+    with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the session's log beside its file
         # The free-space pre-flight refuses (exit 3) before the file is created.
         session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, expected_s=args.seconds)
         for warning in session.warnings:

@@ -15,11 +15,17 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import h5py
 import numpy as np
 from uartlab.app.hub import Hub
+from uartlab.app.recorder import SCHEMA
 from uartlab.app.streams import HOST_TIME, Event, FieldSpec, Record, StreamSpec
+
+from uartlab.errors import InputFileError
+
+SCHEMA_PREFIX = SCHEMA.rsplit("/", 1)[0] + "/"   # "uartlab.session/": every version of the layout is read
 
 
 class SessionFile:
@@ -27,18 +33,23 @@ class SessionFile:
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
+        self._file = _open_hdf5(self.path)
         try:
-            self._file = h5py.File(self.path, "r")
-        except OSError as exc:
-            # "already open for write": a writer is at work or was killed. Only SWMR read opens those. Not
-            # first: SWMR read retries every failed checksum, so on a truncated file it can take minutes.
-            if "open for write" not in str(exc):
-                raise
-            self._file = h5py.File(self.path, "r", swmr=True)
-        self.live = self._file.swmr_mode
-        self.metadata = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self._file.attrs.items()}
-        self.streams: dict[str, StreamSpec] = {name: self._spec(name, g)
-                                               for name, g in self._file.get("streams", {}).items()}
+            schema = self._file.attrs.get("schema", "")
+            schema = schema.decode("utf-8", "replace") if isinstance(schema, bytes) else str(schema)
+            if not schema.startswith(SCHEMA_PREFIX):  # another program's HDF5 file
+                raise InputFileError(f"{self.path}: not a uartlab session file (schema attribute {schema!r}, "
+                                     f"expected {SCHEMA_PREFIX}N)")
+            self.live = self._file.swmr_mode
+            self.metadata = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self._file.attrs.items()}
+            self.streams: dict[str, StreamSpec] = {name: self._spec(name, g)
+                                                   for name, g in self._file.get("streams", {}).items()}
+        except InputFileError:
+            self._file.close()
+            raise
+        except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:  # a damaged or truncated file
+            self._file.close()
+            raise InputFileError(f"{self.path}: damaged session file ({_one_line(exc)})") from None
         self._times: dict[str, np.ndarray] = {}
 
     @staticmethod
@@ -130,6 +141,8 @@ class SessionFile:
         if "trials/table" not in self._file:
             return []
         rows = self._file["trials/table"][:]
+        if rows.dtype.names is None or "parameters_json" not in rows.dtype.names:
+            raise InputFileError(f"{self.path}: damaged session file: /trials/table is not a table of trials")
         out = []
         for row in rows:
             d = {name: (_text(row[name]) if rows.dtype[name].kind in "SOU" else row[name].item())
@@ -168,6 +181,30 @@ class SessionFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _open_hdf5(path: str) -> h5py.File:
+    """The file opened for reading; InputFileError naming it when it is missing, a folder, or not HDF5."""
+    if os.path.isdir(path):
+        raise InputFileError(f"{path}: is a folder, not a session file")
+    if not os.path.exists(path):
+        blocked = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+        raise InputFileError(f"{path}: no such file" + (f" ({blocked} is a file, not a folder)" if blocked else ""))
+    try:
+        return h5py.File(path, "r")
+    except OSError as exc:
+        # "already open for write": a writer is at work or was killed. Only SWMR read opens those. Not
+        # first: SWMR read retries every failed checksum, so on a truncated file it can take minutes.
+        if "open for write" in str(exc):
+            try:
+                return h5py.File(path, "r", swmr=True)
+            except OSError as swmr_exc:
+                exc = swmr_exc
+        raise InputFileError(f"{path}: not a session file (HDF5 cannot open it: {_one_line(exc)})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _text(value) -> str:

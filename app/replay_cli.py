@@ -1,16 +1,20 @@
 """`uartlab replay FILE [--speed N|max] [--loop]`: play a session file through the stream interfaces.
 
 Prints a live summary per stream (samples replayed, rate in recorded samples per wall second) about
-once a second, and a final line per stream; Ctrl-C stops.
+once a second - or, on a terminal, a progress bar of the file's seconds played on stderr - and a final
+line per stream; Ctrl-C stops.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import math
 import sys
 import time
 
+from uartlab.app.progress import progress
 from uartlab.app.replay import ReplayRig
 
 
@@ -32,13 +36,20 @@ def main(args: argparse.Namespace) -> int:
     if not as_json:
         print(f"{args.file}: {len(rig.specs)} streams, {t_last - t_first:.2f} s recorded, "
               f"{'complete' if rig.file.complete else 'NOT closed cleanly'}, speed {speed}")
-    wall0 = last_print = time.monotonic()
+    wall0 = last_print = last_tick = time.monotonic()
+    span_s = max(t_last - t_first, 1e-9)
+    quiet = logging.getLogger().getEffectiveLevel() > logging.WARNING  # -q: the final lines only
     try:
-        for _ in rig.records():
-            now = time.monotonic()
-            if not as_json and now - last_print >= 1.0:
-                last_print = now
-                _print_status(rig, now - wall0, live=True)
+        with progress(f"replay {args.file}", total=math.ceil(span_s), unit="s") as played:
+            for _ in rig.records():
+                now = time.monotonic()
+                if now - last_tick >= 0.2:  # the file's seconds played (--loop: of this pass)
+                    last_tick = now
+                    played(int((rig.position_s - t_first) % (span_s + 1e-9)))
+                if not (as_json or quiet or played.visible) and now - last_print >= 1.0:
+                    last_print = now
+                    _print_status(rig, now - wall0, live=True)
+            played(math.ceil(span_s))
     except KeyboardInterrupt:
         pass
     finally:

@@ -5,7 +5,7 @@
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
-Streams ("actuators", "daq", "mocap") are declared once below (``*_spec``) with units. Every sample
+Streams ("actuators", "daq", "mocap") are declared once in rig_streams.py (``*_spec``) with units. Every sample
 carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
 ends; the other threads go on, and ``health()`` says which device failed.
@@ -38,7 +38,6 @@ from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
 from uartlab.sim import FingerParams
-from uartlab.sim.names import TENDONS
 
 from .clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from .hub import Hub
@@ -46,44 +45,10 @@ from .joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from .joint_stream import JointStream, joints_spec
 from .rig_calibrations import RigCalibrations
 from .rig_config import ConfigError, RigConfig
-from .streams import FieldSpec, Record, StreamSpec
+from .rig_streams import SIX, actuators_spec, daq_spec, mocap_spec
+from .streams import Record
 
 log = logging.getLogger(__name__)
-SIX = (len(TENDONS),)
-
-
-# ------------------------------------------------------------------ stream descriptors (declared once)
-def actuators_spec(rate_hz: float) -> StreamSpec:
-    return StreamSpec("actuators", "MX-64 bus", (
-        FieldSpec("excursion_m", "f8", SIX, "m", "tendon excursion from each SEA's zero, + = reeled in"),
-        FieldSpec("velocity_m_per_s", "f8", SIX, "m/s", "tendon velocity"),
-        FieldSpec("current_A", "f8", SIX, "A", "motor current, + = pulling the tendon in"),
-        FieldSpec("moving", "?", SIX, "", "the servo's Moving flag"),
-        FieldSpec("hardware_error", "i8", SIX, "", "Hardware Error Status byte"),
-        FieldSpec("device_tick_ms", "i8", SIX, "ms", "Realtime Tick of each servo (wraps at 32768); -1: none"),
-    ), rate_hz, "device_tick_ms")
-
-
-def daq_spec(rate_hz: float) -> StreamSpec:
-    return StreamSpec("daq", "USB-6210", (
-        FieldSpec("sample_index", "i8", (), "", "sample-clock index since the task started"),
-        FieldSpec("read_host_time_s", "f8", (), "s", "host time the sample's block was read (raw, for re-fits)"),
-        FieldSpec("pot_V", "f8", SIX, "V", "SEA pot wipers, tendon order"),
-        FieldSpec("reference_V", "f8", (), "V", "the pots' +5 V reference; NaN if not wired"),
-        FieldSpec("gauge_V", "f8", (6,), "V", "Nano17 gauges; NaN if not wired"),
-        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension from the pots (SeaCalibration)"),
-        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] since the last tare"),
-    ), rate_hz, "sample_index")
-
-
-def mocap_spec(marker_names: list[str], rate_hz: float | None) -> StreamSpec:
-    return StreamSpec("mocap", "OptiTrack", (
-        FieldSpec("frame_number", "i8", (), "", "Motive frame number"),
-        FieldSpec("motive_time_s", "f8", (), "s", "Motive's frame timestamp (s since Motive started)"),
-        FieldSpec("mid_exposure_ticks", "i8", (), "", "camera mid-exposure, Motive's HR clock; -1: none"),
-        FieldSpec("markers_m", "f8", (len(marker_names), 3), "m",
-                  "labelled markers in order " + " ".join(marker_names) + "; NaN when occluded"),
-    ), rate_hz, "motive_time_s")
 
 
 # ------------------------------------------------------------------ clock sync
@@ -187,8 +152,9 @@ class Rig:
         except BaseException:
             self.stop()
             raise
-        self.hub.event("device", "rig", f"rig started from {self.config.source}: " + ", ".join(
-            f"{s.device}" for s in self._streams.values()))
+        started = f"rig started from {self.config.source}: " + ", ".join(f"{s.device}" for s in self._streams.values())
+        self.hub.event("device", "rig", started)
+        log.info("%s", started)  # the event reaches no session yet (none has subscribed): the log has it
         return self
 
     def _start_twin(self) -> None:

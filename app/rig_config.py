@@ -24,8 +24,9 @@ from uartlab.drivers.mx64_bus import WATCHDOG_MS
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry
 from uartlab.drivers.usb6210 import parse_channels
 from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
+from uartlab.protocols.limits import Ceilings, Limits
 from uartlab.sim.names import POSES, TENDONS
-from uartlab.sim.toml_lines import line_of_key
+from uartlab.sim.toml_lines import line_of_key, not_toml
 
 BACKENDS = ("twin", "real")
 FROM_TWIN = "from_twin"       # calibration taken from the twin's own constants (twin backends only)
@@ -99,6 +100,22 @@ class RecordingConfig:
 # How long each stream may go quiet before a run trips (s): the protocol's defaults (see there why 0.25 s),
 # and the joints (IK of each mocap frame) 0.5 s: bones untracked that long are lost.
 DEFAULT_MAX_STREAM_AGE_S = {**PROTOCOL_MAX_STREAM_AGE_S, "joints": 0.5}
+# Sanity bounds at load. A stream age below one tick of the 100 Hz control loop (app/run_state.py
+# DEFAULT_CONTROL_RATE_HZ) trips on every tick; above a few seconds a dead stream goes unnoticed for most of
+# a 4 s pull.
+MIN_STREAM_AGE_S = 0.01
+MAX_STREAM_AGE_S = 5.0
+# The recorder flushes at least this often: longer puts more of a session at risk in a crash.
+MAX_FLUSH_INTERVAL_S = 5.0
+# SEA fits: the pot spans 0-5 V over its travel, and no MX-64 can pull more than ~300 N through a 20 mm spool
+# (6 N*m stall torque): above 1000 N/V, 5 V would read 5000 N and 1 mV of pot noise 1 N - a unit mistake, not
+# a spring. Zero or negative reads every pull as no force (or a push): the force interlock would never trip.
+MAX_SEA_GAIN_N_PER_V = 1000.0
+DAQ_RANGE_V = 10.0            # the USB-6210's widest input range, +-10 V: a pot zero outside it cannot be read
+# [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
+# MX-64's 6 N*m stall torque through a 20 mm spool; 70 N the largest Nano17 calibration's rated Fz (SI-50-0.5);
+# 60 mm the calibration procedures' own travel limit (calibration/at_rig.py MAX_TRAVEL_M).
+MAX_CEILING = {"max_tendon_force_N": 300.0, "max_fingertip_force_N": 70.0, "max_excursion_mm": 60.0}
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,7 @@ class RigConfig:
     recording: RecordingConfig = field(default_factory=RecordingConfig)
     calibration_store: Path | None = None   # [calibration] store: the folder of `uartlab calibrate` results
     interlocks: InterlocksConfig = field(default_factory=InterlocksConfig)
+    ceilings: Ceilings = field(default_factory=Ceilings)   # [limits]: suites and procedures only tighten them
 
     @property
     def uses_twin(self) -> bool:
@@ -278,9 +296,23 @@ def _sea(t: _Table, daq: DaqConfig) -> SeaConfig:
             if name not in sub.data:
                 raise sub.error(name, "missing")
         cals.append(SeaCalibration(v0_V=sub.number("v0_V", None), gain_N_per_V=sub.number("gain_N_per_V", None)))
+        if problem := sea_problem("v0_V", cals[-1].v0_V) or sea_problem("gain_N_per_V", cals[-1].gain_N_per_V):
+            raise sub.error(*problem)
         sub.done()
     t.done()
     return SeaConfig(tuple(cals))
+
+
+def sea_problem(key: str, value: float) -> tuple[str, str] | None:
+    """(key, reason) when an SEA fit's value is not physical (see MAX_SEA_GAIN_N_PER_V), else None; also what
+    app/rig_calibrations.py checks the calibration store's SEA fits with."""
+    value = float(value)
+    if key == "gain_N_per_V" and not 0.0 < value <= MAX_SEA_GAIN_N_PER_V:
+        return key, (f"must be > 0 and <= {MAX_SEA_GAIN_N_PER_V:g} N/V (a 0-5 V pot on an SEA that carries tens "
+                     f"of N), got {value:g}")
+    if key == "v0_V" and not -DAQ_RANGE_V <= value <= DAQ_RANGE_V:
+        return key, f"must be within the DAQ's +-{DAQ_RANGE_V:g} V, got {value:g}"
+    return None
 
 
 def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
@@ -324,6 +356,13 @@ def _twin(t: _Table) -> TwinConfig:
 def _recording(t: _Table) -> RecordingConfig:
     cfg = RecordingConfig(Path(t.string("folder", "recordings")).expanduser(),
                           t.number("flush_interval_s", 1.0, positive=True))
+    if cfg.flush_interval_s > MAX_FLUSH_INTERVAL_S:
+        raise t.error("flush_interval_s", f"must be <= {MAX_FLUSH_INTERVAL_S:g} s (a crash loses up to this much), "
+                                          f"got {cfg.flush_interval_s:g}")
+    # Whether it is writable is found when recording starts; a path through a file never will be.
+    blocker = next((p for p in (cfg.folder, *cfg.folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise t.error("folder", f"{str(cfg.folder)!r} cannot be a folder: {str(blocker)!r} is a file")
     t.done()
     return cfg
 
@@ -340,8 +379,40 @@ def _calibration(t: _Table, base: Path | None) -> Path | None:
 def _interlocks(t: _Table) -> InterlocksConfig:
     ages = {stream: t.number(f"{stream}_max_age_s", default, positive=True)
             for stream, default in DEFAULT_MAX_STREAM_AGE_S.items()}
+    for stream, age in ages.items():
+        if not MIN_STREAM_AGE_S <= age <= MAX_STREAM_AGE_S:
+            raise t.error(f"{stream}_max_age_s", f"must be between one control tick ({MIN_STREAM_AGE_S:g} s) and "
+                                                 f"{MAX_STREAM_AGE_S:g} s, got {age:g}")
     t.done()
     return InterlocksConfig(ages)
+
+
+def _limits(t: _Table) -> Ceilings:
+    """[limits]: the rig's hard limits; suites and procedures may only tighten them (protocols/limits.py)."""
+    default = Limits()
+    excursion = t.get("max_excursion_mm", (int, float, dict), None, "a number or a table { FDP = 20.0, ... }")
+    per_tendon = dict(default.max_excursion_mm)
+    if isinstance(excursion, dict):
+        sub = t.table("max_excursion_mm")
+        try:
+            per_tendon = {tendon: sub.number(tendon, default.max_excursion_mm[tendon], positive=True)
+                          for tendon in TENDONS}
+            sub.done()
+        except ConfigError as exc:  # an inline table { FDP = ... }: its keys have the line of max_excursion_mm
+            line = line_of_key(t.file.text, t.key("max_excursion_mm"))
+            raise ConfigError(str(exc).replace(f"{t.file.name}: ", f"{t.file.name}:{line}: ", 1)
+                              if line and str(exc).startswith(f"{t.file.name}: ") else str(exc)) from None
+    elif excursion is not None:
+        per_tendon = dict.fromkeys(TENDONS, t.number("max_excursion_mm", None, positive=True))
+    limits = Limits(per_tendon, t.number("max_tendon_force_N", default.max_tendon_force_N, positive=True),
+                    t.number("max_fingertip_force_N", default.max_fingertip_force_N, positive=True))
+    values = {"max_tendon_force_N": limits.max_tendon_force_N, "max_fingertip_force_N": limits.max_fingertip_force_N,
+              "max_excursion_mm": max(per_tendon.values())}
+    for key, value in values.items():
+        if value > MAX_CEILING[key]:
+            raise t.error(key, f"must be <= {MAX_CEILING[key]:g} (what the hardware can do at all), got {value:g}")
+    t.done()
+    return Ceilings(limits, f"{t.file.name} [limits]")
 
 
 # ------------------------------------------------------------------ entry points
@@ -351,13 +422,14 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+        raise ConfigError(not_toml(name, exc, text)) from None
     root = _Table(file, "", data)
     actuators = _actuators(root.table("actuators"))
     daq = _daq(root.table("daq"))
     config = RigConfig(name, actuators, daq, _sea(root.table("sea"), daq), _nano17(root.table("nano17"), base, daq),
                        _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")),
-                       _calibration(root.table("calibration"), base), _interlocks(root.table("interlocks")))
+                       _calibration(root.table("calibration"), base), _interlocks(root.table("interlocks")),
+                       _limits(root.table("limits")))
     root.done()
     return config
 
@@ -366,8 +438,11 @@ def load_rig_config(path: str | Path) -> RigConfig:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a rig configuration: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the rig configuration: {exc.strerror}") from None
+        raise ConfigError(f"{path}: cannot read the rig configuration: "
+                          f"{(exc.strerror or str(exc)).lower()}") from None
     return parse_rig_config(text, str(path), path.resolve().parent)
 
 

@@ -16,24 +16,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import threading
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uartlab.protocols.suite import Suite, resolve_suite
 from uartlab.sim.names import JOINTS
 
 from uartlab.errors import RecordingError
 
-from .experiment import Experiment, ExperimentStatus, SteadyState
-from .free_space import suite_seconds
-from .rig import Rig
-from .rig_config import RigConfig, default_rig_config, load_rig_config
-from .session import RecordingSession, session_path
+from .cli_types import positive_float, positive_int
 
+if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
+    from uartlab.protocols.suite import Suite
+
+    from .experiment import Experiment, ExperimentStatus, SteadyState
+    from .rig_config import RigConfig
+    from .session import RecordingSession
+
+log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
 
 
@@ -52,10 +57,10 @@ def add_parser(sub) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
-    p.add_argument("--repeats", type=int, help="run each trial this many times instead of the suite's repeats")
-    p.add_argument("--trial", action="append", dest="trials", metavar="NAME",
-                   help="run only this trial (repeatable)")
-    p.add_argument("--speed", type=float, help="twin only: model seconds per wall second")
+    p.add_argument("--repeats", type=positive_int, help="run each trial this many times instead of the suite's repeats")
+    p.add_argument("--trial", nargs="+", action="extend", dest="trials", metavar="NAME",
+                   help="run only these trials (--trial a b, or --trial a --trial b)")
+    p.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
     p.add_argument("--safe-action", choices=("hold", "torque_off"), default="hold",
                    help="what the servos do after a trip or abort (the E-stop always turns torque off)")
     p.add_argument("--operator", default="", help="who runs the session")
@@ -75,19 +80,45 @@ def demo_main(args: argparse.Namespace) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    suite = select(resolve_suite(args.suite), args.trials, args.repeats)
+    from uartlab.protocols.suite import resolve_suite
+
+    from .extras import require
+
+    if not args.dry_run:
+        require("rig")  # the twin rig and the hardware both run through the [rig] drivers
+    from .paths import writable_folder
+    from .rig_calibrations import RigCalibrations
+
+    config = rig_config(args.rig, args.speed)
+    # Validated against this rig's ceilings (rig.toml [limits]): a suite may only tighten them.
+    suite = select(resolve_suite(args.suite, config.ceilings), args.trials, args.repeats)
     if args.dry_run:
         from uartlab.protocols import dry_run
-        return dry_run.main(argparse.Namespace(suite=args.suite, json=args.json))
-    config = rig_config(args.rig, args.speed)
-    folder = args.out or config.recording.folder
-    folder.mkdir(parents=True, exist_ok=True)
+        if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
+            RigCalibrations(config).check_files()
+        return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings))
+    from .experiment import Experiment
+    from .free_space import suite_seconds
+    from .logs import log_file
+    from .rig import Rig
+    from .session import RecordingSession, session_path
+
+    # Every input and the output folder are checked before the rig starts (app/paths.py)
+    folder = writable_folder(args.out, "--out") if args.out else writable_folder(
+        config.recording.folder, f"{config.source}: recording.folder")
+    RigCalibrations(config).check_files()
+    if getattr(args, "params", None) and not getattr(args, "no_live_model", False):
+        from uartlab.sim import FingerParams
+
+        FingerParams.from_toml(args.params)
     path = session_path(folder, suite.name)
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
+    quiet = args.json or getattr(args, "quiet", 0) > 0
     failure = None
     try:
-        with Rig(config) as rig:
+        with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the run's log beside its session file
+            log.info("uartlab %s %s: session %s", getattr(args, "command", "run"), suite.name, path.name)
             live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
             try:  # the free-space pre-flight may refuse (exit 3) before anything moves
                 session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite,
@@ -102,12 +133,14 @@ def main(args: argparse.Namespace) -> int:
                 rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
             try:
-                status = _run(exp, estop, quiet=args.json)
+                status = _run(exp, estop, quiet=quiet)
             finally:
                 exp.close()
                 if live is not None:
                     live.close()
                 failure = _close_session(session, exp)
+            log.info("run ended %s: %d of %d trials run%s", status.phase, len(status.results), status.n_trials,
+                     f"; {status.fault_reason}" if status.fault_reason else "")
     finally:
         signal.signal(signal.SIGINT, previous)
     _report(path, suite, exp, status, args.json, live)
@@ -153,17 +186,26 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
         names = [t.name for t in suite.trials]
         unknown = [t for t in trials if t not in names]
         if unknown:
-            raise ValueError(f"{suite.source}: no trial named {', '.join(map(repr, unknown))}; "
-                             f"the suite has {', '.join(names)}")
+            from .cli_types import suggest
+
+            raise ValueError(f"--trial: {suite.source} has no trial named {', '.join(map(repr, unknown))}"
+                             f"{suggest(unknown[0], names)} (the suite has {', '.join(names)})")
         chosen = tuple(t for t in suite.trials if t.name in trials)
     if repeats is not None:
         if repeats < 1:
             raise ValueError(f"--repeats must be at least 1, got {repeats}")
         chosen = tuple(replace(t, repeats=repeats) for t in chosen)
+        # More repeats of a trial that does not return start each where the last left the tendon.
+        from uartlab.protocols.limits import excursion_overruns
+
+        if overruns := excursion_overruns(chosen, suite.limits):
+            raise ValueError(f"{suite.source}: with --repeats {repeats}: {overruns[0].reason}")
     return replace(suite, trials=chosen)
 
 
 def rig_config(path: Path | None, speed: float | None) -> RigConfig:
+    from .rig_config import default_rig_config, load_rig_config
+
     config = load_rig_config(path) if path else default_rig_config()
     if speed is not None:
         if speed <= 0:

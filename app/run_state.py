@@ -71,7 +71,7 @@ class Latest:
         self.hardware_error = np.zeros(6, dtype=int)
         self.tendon_force_N = np.full(6, np.nan)
         self.wrench = np.full(6, np.nan) if has_nano17 else np.zeros(6)
-        self.saturated = False
+        self.saturated_gauges: tuple[str, ...] = ()
         self.angles_rad = np.full(4, np.nan)
         self.well_posed = False
         self.host_time_s: dict[str, float] = {}
@@ -100,7 +100,8 @@ class Latest:
             self.tendon_force_N = d["tendon_force_N"][-n:].mean(axis=0)
             if self._has_nano17:
                 self.wrench = d["wrench"][-n:].mean(axis=0)
-                self.saturated = bool(self._saturated(d["gauge_V"][-n:]).any())
+                at_rail = self._saturated(d["gauge_V"][-n:]).any(axis=0)  # per gauge, over the window
+                self.saturated_gauges = tuple(f"SG{g}" for g in np.flatnonzero(at_rail))
         elif name == "joints":
             for t, q, ok in zip(item.host_time_s, d["angles_rad"], d["well_posed"], strict=True):
                 if t < self.fresh_after_s:  # solved from a frame taken before the finger was placed
@@ -117,7 +118,7 @@ class Latest:
     def observation(self, now_host_s: float, streams: tuple[str, ...]) -> Observation:
         ages = {s: now_host_s - self.host_time_s.get(s, -math.inf) for s in streams}
         return Observation(self.tendon_force_N.copy(), self.excursion_m.copy(), self.hardware_error.copy(),
-                           self.settle_speed_deg_s(), ages, self.saturated,
+                           self.settle_speed_deg_s(), ages, self.saturated_gauges,
                            float(np.linalg.norm(self.wrench[:3])), tuple(self.faults))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import threading
 import time
@@ -19,8 +20,11 @@ from pathlib import Path
 
 from uartlab.errors import RecordingError
 
+from .logs import log_event, log_file
 from .recorder import SessionRecorder
 from .streams import Event, Record
+
+logger = logging.getLogger(__name__)
 
 QUEUE_RECORDS = 200_000  # ~3 min of every stream at full rate: the recorder falls behind, not the rig
 
@@ -61,8 +65,11 @@ class RecordingSession:
     """
 
     def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
-                 flush_interval_s: float | None = None, protocol=None, expected_s: float | None = None):
+                 flush_interval_s: float | None = None, protocol=None, log: bool = False,
+                 expected_s: float | None = None):
         """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.
+        ``log``: keep the log records (INFO and above) in ``<session>.log`` beside the file until close (the
+        GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/logs.py).
         ``expected_s``: how long it should last (None: open-ended), for the free-space pre-flight, which
         refuses with RecordingError before the file is created and leaves a warning in ``warnings``."""
         from .free_space import check_free_space
@@ -83,8 +90,14 @@ class RecordingSession:
         self._sub = rig.hub.subscribe("recorder", maxsize=QUEUE_RECORDS)
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._log = log_file(Path(path).with_suffix(".log")) if log else None
+        if self._log is not None:
+            self._log.__enter__()
         self._thread = threading.Thread(target=self._run, name="recording-session", daemon=True)
         self._thread.start()
+        logger.info("recording session %s (%s%s), streams %s", self.path, f"operator {operator!r}" if operator
+                 else "no operator", f", protocol {Path(protocol.source).name}" if protocol is not None else "",
+                 ", ".join(self.recorder.specs))
         for text in self.warnings:  # into the file's events and the GUI's log
             rig.hub.event("warning", "recorder", text)
 
@@ -116,6 +129,7 @@ class RecordingSession:
     def _write(self, item: Record | Event) -> None:
         if isinstance(item, Event):
             self.recorder.event(item)
+            log_event(item)  # routine ones (clock sync) at debug: app/logs.py
         elif item.stream in self.recorder.specs:
             self.recorder.write(item)
 
@@ -133,8 +147,15 @@ class RecordingSession:
         self._thread.join(timeout=30)
         if self.error is not None:
             self._sub.close()
-            with contextlib.suppress(RecordingError):  # the same failure, said once below
-                self.recorder.close()
+            try:
+                with contextlib.suppress(RecordingError):  # the same failure, said once below
+                    self.recorder.close()
+                # INFO: into the log file beside the session; the console has it once, from the command
+                logger.info("session %s closed after its recording stopped: %s", self.path, self.error)
+            finally:
+                if self._log is not None:
+                    self._log.__exit__(None, None, None)
+                    self._log = None
             raise self.error
         summary = {
             "hub_drops": self.rig.hub.drop_counts(),
@@ -149,7 +170,15 @@ class RecordingSession:
         self.recorder.event(Event(now, "drops", "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
         self.recorder.event(Event(now, "drops", "recorder", json.dumps(summary["recorder_drops"])))
         self._sub.close()
-        self.recorder.close()
+        try:
+            self.recorder.close()
+            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+            logger.log(logging.WARNING if lost or self._error else logging.INFO, "session %s closed: %s samples, %s",
+                    self.path, sum(self.recorder.flushed.values()), f"{lost} dropped" if lost else "nothing dropped")
+        finally:
+            if self._log is not None:
+                self._log.__exit__(None, None, None)
+                self._log = None
         if self._error is not None:
             raise self._error
         return summary

@@ -29,7 +29,7 @@ def recorded_params(sessions: list[str]) -> tuple[str, str, FingerParams]:
             first = used.setdefault(record.kind, (text, path))
             if first[0] != text:
                 raise ValueError(f"{path} was recorded with another {record.kind} calibration than {first[1]}; "
-                                 "use them separately, or give the parameters (--params, --start)")
+                                 "use them separately, or give the parameters (--params)")
             records.setdefault(record.kind, record)
     if not records:
         return "defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from uartlab.sim import Finger, FingerParams, SimResult
-from uartlab.sim import scenarios as sc
-from uartlab.sim.integrators import DEFAULT_DT_S
+# Light modules only: the options are defined at every start-up; the model loads when a command runs.
+from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.names import EM_TENDONS, FLEXORS, JOINTS, TENDONS
+from uartlab.sim.step_size import DEFAULT_DT_S
+
+if TYPE_CHECKING:
+    from uartlab.sim import Finger
+    from uartlab.sim.scenarios import Trial
+
+from .cli_types import angle_deg, float_in
+from .paths import writable_file
+
+MIN_DT_S = 1e-6   # 24 million RK4 steps for a paper trial: minutes already
 
 
 def add_parser(sub) -> None:
@@ -28,7 +39,9 @@ def add_parser(sub) -> None:
         p.add_argument("--params", type=Path, help="parameter TOML file (default: the UART defaults)")
         p.add_argument("--method", choices=("rk4", "dopri5"), default="rk4",
                        help="integrator: fixed-step RK4 (the paper's) or adaptive Dormand-Prince")
-        p.add_argument("--dt", type=float, default=DEFAULT_DT_S, help=f"RK4 step, s (default {DEFAULT_DT_S:g})")
+        p.add_argument("--dt", type=float_in(MIN_DT_S, math.inf, " s (smaller steps would take hours)"),
+                       default=DEFAULT_DT_S,
+                       help=f"RK4 step, s (default {DEFAULT_DT_S:g})")
         p.add_argument("--json", action="store_true", help="print the steady state as JSON")
         p.add_argument("--plot", type=Path, metavar="FILE.png", help="save time histories as a PNG")
 
@@ -41,7 +54,7 @@ def add_parser(sub) -> None:
     contact.add_argument("--pose", required=True, type=str.capitalize, choices=("Hook", "Curl"))
     contact.add_argument("--flexor", required=True, type=str.upper, choices=FLEXORS)
     contact.add_argument("--em", required=True, type=str.upper, choices=EM_TENDONS)
-    contact.add_argument("--angle", type=float, help="surface angle, deg (default: the paper's)")
+    contact.add_argument("--angle", type=angle_deg, help="surface angle, deg (default: the paper's)")
     common(contact)
     contact.set_defaults(run=_run_contact)
 
@@ -62,13 +75,22 @@ def add_parser(sub) -> None:
 
 
 def _finger(args) -> Finger:
+    from uartlab.sim import Finger, FingerParams
+
     params = FingerParams.from_toml(args.params) if getattr(args, "params", None) else FingerParams.uart()
     return Finger(params)
 
 
-def _simulate(args, trial: sc.Trial) -> int:
+def _simulate(args, trial: Trial) -> int:
+    from uartlab.sim import scenarios as sc
+
     finger = _finger(args)
-    result = sc.run_trial(finger, trial, method=args.method, dt=args.dt)
+    if args.plot:
+        writable_file(args.plot, "--plot")   # before the simulation
+    try:
+        result = sc.run_trial(finger, trial, method=args.method, dt=args.dt)
+    except SimulationDiverged as exc:
+        raise SimulationDiverged(diverged_message(exc, args.dt), exc.t_s, exc.dt_s, exc.method) from None
     report = {"trial": trial.name, "method": args.method, **result.steady_state(),
               "wall_time_s": round(result.wall_s, 4)}
     if args.json:
@@ -83,19 +105,33 @@ def _simulate(args, trial: sc.Trial) -> int:
     return 0
 
 
+def diverged_message(exc: SimulationDiverged, dt_s: float) -> str:
+    """The divergence as the option that caused it: '--dt 1: the integration diverged at t = 3 s (...)'."""
+    if exc.dt_s is None or dt_s <= DEFAULT_DT_S:   # not the step: the parameters (or the adaptive method)
+        return str(exc)
+    return (f"--dt {dt_s:g}: the integration diverged at t = {exc.t_s:.3g} s (a step of {dt_s:g} s is too large "
+            f"for this model; try <= {DEFAULT_DT_S:g})")
+
+
 def _run_free(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     return _simulate(args, sc.free_motion_trial(args.tendon))
 
 
 def _run_contact(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     return _simulate(args, sc.contact_trial(args.pose, args.flexor, args.em, args.angle))
 
 
 def _run_paper(args) -> int:
+    from uartlab.sim import scenarios as sc
+
     finger = _finger(args)
     rows = []
     for trial in sc.paper_trials():
-        result: SimResult = sc.run_trial(finger, trial)
+        result = sc.run_trial(finger, trial)
         rows.append({"trial": trial.name, **result.steady_state()})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -115,7 +151,8 @@ def _run_paper(args) -> int:
 def _run_urdf(args) -> int:
     from uartlab.sim.urdf import write_urdf
 
-    write_urdf(_finger(args).params, args.out)
+    params = _finger(args).params
+    write_urdf(params, writable_file(args.out, "-o"))
     print(f"URDF written to {args.out}")
     return 0
 
@@ -123,7 +160,7 @@ def _run_urdf(args) -> int:
 def _run_params(args) -> int:
     text = _finger(args).params.to_toml()
     if args.out:
-        args.out.write_text(text)
+        writable_file(args.out, "-o").write_text(text)
         print(f"parameters written to {args.out}")
     else:
         print(text)

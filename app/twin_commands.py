@@ -6,40 +6,41 @@ import argparse
 import signal
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from uartlab.drivers.twins.plant import PlantConfig
-from uartlab.drivers.twins.rig import (
-    NATNET_COMMAND_PORT,
-    NATNET_DATA_PORT,
-    NI_GRPC_DEFAULT_PORT,
-    TwinRig,
-    TwinRigConfig,
-)
+from uartlab.app.cli_types import angle_deg, fraction, non_negative_int, positive_float
+
+if TYPE_CHECKING:  # the twins load when `twin up` runs, not when the command line is built
+    from uartlab.drivers.twins.rig import TwinRigConfig
 
 
 def add_parser(sub) -> None:
     twin = sub.add_parser("twin", help="the simulated rig: twins of every device, driven by the finger model")
     twin_sub = twin.add_subparsers(dest="twin_command", metavar="ACTION", required=True)
     up = twin_sub.add_parser("up", help="start the twin rig and print where each device listens")
-    up.add_argument("--speed", type=float, default=1.0, help="model seconds per wall second (default 1)")
-    up.add_argument("--seed", type=int, default=0, help="seed for noise and parameter perturbation")
-    up.add_argument("--perturb", type=float, default=0.0, metavar="FRACTION",
+    up.add_argument("--speed", type=positive_float, default=1.0, help="model seconds per wall second (default 1)")
+    up.add_argument("--seed", type=non_negative_int, default=0, help="seed for noise and parameter perturbation")
+    up.add_argument("--perturbation", type=fraction, default=0.0, metavar="FRACTION",
                     help="spread of the plant's true parameters around the model defaults, e.g. 0.05")
     up.add_argument("--pose", choices=("Flex", "Hook", "Curl"), default="Flex", type=str.capitalize)
-    up.add_argument("--surface-angle", type=float, metavar="DEG", help="place a contact surface at the fingertip")
+    up.add_argument("--surface-angle", type=angle_deg, metavar="DEG", help="place a contact surface at the fingertip")
     up.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0, help="Dynamixel protocol")
     up.add_argument("--natnet", choices=("3.0", "4.1"), default="4.1", help="NatNet bitstream version")
     up.add_argument("--multicast", metavar="GROUP", help="also stream NatNet frames to this multicast group")
     up.add_argument("--ephemeral-ports", action="store_true",
                     help="pick free ports instead of the devices' usual ones (31763, 1510/1511)")
-    up.add_argument("--duration", type=float, help="stop after this many seconds instead of waiting for Ctrl-C")
+    up.add_argument("--duration", type=positive_float,
+                    help="stop after this many seconds instead of waiting for Ctrl-C")
     up.set_defaults(run=run_up)
 
 
 def build_config(args: argparse.Namespace) -> TwinRigConfig:
+    from uartlab.drivers.twins.plant import PlantConfig
+    from uartlab.drivers.twins.rig import NATNET_COMMAND_PORT, NATNET_DATA_PORT, NI_GRPC_DEFAULT_PORT, TwinRigConfig
+
     if args.speed <= 0:
         raise ValueError(f"--speed must be > 0, got {args.speed}")
-    plant = PlantConfig(pose=args.pose, surface_angle_deg=args.surface_angle, perturbation=args.perturb,
+    plant = PlantConfig(pose=args.pose, surface_angle_deg=args.surface_angle, perturbation=args.perturbation,
                         seed=args.seed)
     usual = not args.ephemeral_ports
     major, minor = (int(v) for v in args.natnet.split("."))
@@ -53,6 +54,11 @@ def build_config(args: argparse.Namespace) -> TwinRigConfig:
 
 
 def run_up(args: argparse.Namespace) -> int:
+    from uartlab.app.extras import require
+
+    require("rig")  # before the twins load: they speak the real devices' protocols through the [rig] packages
+    from uartlab.drivers.twins.rig import TwinRig
+
     config = build_config(args)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())

@@ -10,11 +10,14 @@ import argparse
 import json
 import os
 import shutil
+import sys
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from uartlab.app.recorder import SCHEMA
 from uartlab.app.replay import SessionFile
+
+from uartlab.errors import InputFileError
 
 EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE = 0, 1, 2
 
@@ -54,9 +57,9 @@ def verify(path: str | os.PathLike) -> VerifyReport:
     path = os.fspath(path)
     try:
         sf = SessionFile(path)
-    except (OSError, KeyError, ValueError) as exc:
+    except InputFileError as exc:  # missing, a folder, not HDF5, another program's file: it names the path
         r = VerifyReport(path, readable=False)
-        r.summary = f"{path}: unreadable: {exc}"
+        r.summary = " ".join(str(exc).split())
         return r
     with sf:
         r = VerifyReport(path, readable=True, complete=sf.complete, schema=str(sf.metadata.get("schema", "")))
@@ -125,6 +128,8 @@ def main(args: argparse.Namespace) -> int:
         d = asdict(report)
         d["exit_code"] = report.exit_code
         print(json.dumps(d, indent=2, default=str))
+    elif not report.readable:  # one line, on stderr, like every other command's bad input
+        print(f"uartlab verify: {report.summary}", file=sys.stderr)
     else:
         print(report.summary)
     return report.exit_code

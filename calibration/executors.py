@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 from .errors import CalibrationError
+
+CONNECT_TIMEOUT_S = 10.0   # a scheduler that does not answer within this is reported, not waited for
+WORKERS_TIMEOUT_S = 10.0   # a scheduler without workers: tasks would wait forever
 
 
 def warm_worker() -> int:
@@ -49,11 +53,39 @@ def executor_for(scheduler: str | None = None, workers: int | None = None) -> It
         raise CalibrationError("model", "a dask scheduler was given but dask.distributed is not installed "
                                         "(pip install 'dask[distributed]')") from None
     try:
-        client = Client(scheduler, timeout="10s")
-    except OSError as exc:
-        raise CalibrationError("model", f"cannot reach the dask scheduler at {scheduler}: {exc}") from None
+        client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S:g}s")
+    except OSError as exc:   # refused, unresolvable, timed out (TimeoutError is an OSError)
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CalibrationError("model", f"cannot reach the dask scheduler at {scheduler} within "
+                                        f"{CONNECT_TIMEOUT_S:g} s ({reason})") from None
     try:
-        client.run(warm_worker)
+        _check_workers(client, scheduler)
         yield client.get_executor()
     finally:
         client.close()
+
+
+def _check_workers(client, scheduler: str) -> None:
+    """At least one worker, and every worker can import uartlab; otherwise one sentence naming the address
+    (without workers, tasks would wait forever; a worker without uartlab fails every task)."""
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+    except TimeoutError:
+        raise CalibrationError("model", f"the dask scheduler at {scheduler} has no workers (none joined within "
+                                        f"{WORKERS_TIMEOUT_S:g} s): start some with `dask worker {scheduler}`"
+                               ) from None
+    try:
+        client.run(warm_worker)
+    except Exception as exc:  # noqa: BLE001 - dask re-raises a worker's ImportError as itself or as a plain
+        # Exception('ModuleNotFoundError("No module named ...")') when the scheduler relays it
+        text = str(exc)
+        if not isinstance(exc, ImportError) and "ModuleNotFound" not in text and "ImportError" not in text:
+            raise
+        found = re.search(r"No module named '([^']+)'", text)
+        missing = getattr(exc, "name", None) or (found.group(1) if found else "uartlab")
+        reason = " ".join(text.split())
+        if missing.split(".")[0] == "uartlab":
+            raise CalibrationError("model", f"the dask workers at {scheduler} cannot import uartlab ({reason}): "
+                                            "install uartlab on every worker") from None
+        raise CalibrationError("model", f"the dask workers at {scheduler} cannot import {missing} ({reason}): "
+                                        "install uartlab with its dependencies on every worker") from None

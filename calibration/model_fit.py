@@ -20,7 +20,7 @@ not a fit failure.
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,8 +166,10 @@ class ModelFit:
 
 
 def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tuple[str, ...],
-              executor: Executor | None = None, max_iterations: int = MAX_ITERATIONS) -> ModelFit:
-    """Least-squares fit of ``names`` (a subset of PARAMETERS) to ``recordings``, starting at ``params``."""
+              executor: Executor | None = None, max_iterations: int = MAX_ITERATIONS, on_progress=None) -> ModelFit:
+    """Least-squares fit of ``names`` (a subset of PARAMETERS) to ``recordings``, starting at ``params``.
+    ``on_progress(done, None)``: after each simulation completes (in the order they finish; the total is not
+    known ahead, it depends on the optimizer's steps)."""
     unknown = [n for n in names if n not in PARAMETERS]
     if unknown or not names:
         raise CalibrationError("model", f"unknown parameter(s) {unknown or '(none given)'}; choose from "
@@ -189,10 +191,7 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
 
     def batch(zs: list[np.ndarray]) -> list[np.ndarray]:
         tasks = [(params, names, values_of(z), recs) for z in zs]
-        count[0] += len(tasks)
-        if executor is None:
-            return [_residual_task(t) for t in tasks]
-        return list(executor.map(_residual_task, tasks))
+        return _run_batch(tasks, executor, count, on_progress)
 
     cache: dict[bytes, np.ndarray] = {}
 
@@ -217,7 +216,7 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
     if sol.status <= 0:  # the evaluation budget ran out before any of the tolerances was met
         raise CalibrationError("model", f"the least-squares fit did not converge in {sol.nfev} evaluations "
                                         f"(cost {0.5 * float(r0 @ r0):.4g} -> {sol.cost:.4g}): fit fewer "
-                                        "parameters or start nearer (--start)")
+                                        "parameters or start nearer (--params)")
     # The uncertainty from a central-difference Jacobian over +-UNCERTAINTY_STEP, not the fit's own: stiction
     # and contact stick-slip make the simulated response jump at small scales, and the 0.1 % steps that
     # steer the fit well measured slopes up to 5x too steep there (sigma 5x too small) on a twin-rig session.
@@ -232,6 +231,26 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
     return ModelFit(tuple(names), start, fitted, dict(zip(names, unc.sigma.tolist(), strict=True)), ang, frc,
                     0.5 * float(r0 @ r0), float(sol.cost), count[0], set_params(params, fitted), ang0, frc0, unc,
                     at_bound)
+
+
+def _run_batch(tasks: list, executor: Executor | None, count: list[int], on_progress) -> list[np.ndarray]:
+    """One batch of simulations, in order; ``count[0]`` counts the completed ones across batches. On an
+    executor (local processes or dask's) they run concurrently and are counted as each future completes."""
+    def done() -> None:
+        count[0] += 1
+        if on_progress is not None:
+            on_progress(count[0], None)
+
+    if executor is None:
+        out = []
+        for t in tasks:
+            out.append(_residual_task(t))
+            done()
+        return out
+    futures = [executor.submit(_residual_task, t) for t in tasks]
+    for _ in as_completed(futures):
+        done()
+    return [f.result() for f in futures]
 
 
 def _scan(z: np.ndarray, batch, cache: dict[bytes, np.ndarray]) -> np.ndarray:

@@ -167,11 +167,13 @@ class SweepData:
 
 
 def collect_sweep_on_plant(plant, calibrations, amplitude_m: float = 0.015, ramp_s: float = 4.0,
-                           sample_s: float = 0.02, estimator=None, order: tuple[str, ...] = TENDONS) -> SweepData:
+                           sample_s: float = 0.02, estimator=None, order: tuple[str, ...] = TENDONS,
+                           on_progress=None) -> SweepData:
     """Slow sweeps on the twin: each tendon in turn reeled in by ``amplitude_m`` over ``ramp_s`` (a raised
     cosine) and let back out, the other servos holding, from wherever the last sweep left the finger.
     Angles come from ``estimator`` (a drivers.joint_angles.JointAngleEstimator on the markers) or, if None,
-    from the plant. Forces come from the pots through ``calibrations``."""
+    from the plant. Forces come from the pots through ``calibrations``. ``on_progress(done, total)``: after
+    each sweep."""
     radii = np.array([s.spool_radius_m for s in plant.config.seas])
     for s in range(6):
         plant.set_torque(s, True)
@@ -179,7 +181,7 @@ def collect_sweep_on_plant(plant, calibrations, amplitude_m: float = 0.015, ramp
     T, Q, E, F = [], [], [], []
     t = 0.0
     n = int(round(ramp_s / sample_s))
-    for name in order:
+    for done, name in enumerate(order, 1):
         i = tendon_index(name)
         base = goal[i]
         for k in range(2 * n):
@@ -193,6 +195,8 @@ def collect_sweep_on_plant(plant, calibrations, amplitude_m: float = 0.015, ramp
             F.append([np.mean(c.force_N(block[:, s], block[:, 6])) for s, c in enumerate(calibrations)])
             Q.append(plant.state()[8:12] if estimator is None else estimator.estimate(plant.mocap_markers()).angles_rad)
         plant.set_goal_angle(i, base)
+        if on_progress is not None:
+            on_progress(done, len(order))
     return SweepData(np.array(T), np.array(Q), np.array(E), np.array(F))
 
 

@@ -46,8 +46,9 @@ def load_cal(path: str | Path, index: int = 1) -> FTCalibration:
     """The .cal file, with ATI's errors turned into ours (naming the file)."""
     try:
         return FTCalibration.from_file(path, index)
-    except (OSError, ValueError) as exc:
-        raise CalibrationError("nano17", str(exc), str(path)) from None
+    except (OSError, ValueError) as exc:  # drivers/ati.py's errors name the file (and line) already
+        named = str(exc).startswith(str(path))
+        raise CalibrationError("nano17", str(exc), None if named else str(path)) from None
 
 
 def tare(cal: FTCalibration, gauge_volts: np.ndarray, cal_file: str | Path, tool_transform=(0, 0, 0, 0, 0, 0)

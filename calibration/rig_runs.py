@@ -4,7 +4,8 @@ The data come through ``RigProbe`` (calibration/at_rig.py): the MX-64 bus for ex
 USB-6210 for pot, reference and gauge volts and the SEA forces, NatNet for the markers and the rig's
 joints stream for the angles. The fits are the same functions twin_runs.py uses. Every function returns
 (values, residuals, method, report lines) like twin_runs and raises CalibrationError before anything
-could be written; on the way out the servos hold (``RigProbe.procedure``).
+could be written; on the way out the servos hold (``RigProbe.procedure``). ``on_progress(done, total)``,
+if given, is called after each tendon (SEA, servo zero) or sweep (moment arms).
 
 On a twin rig the twin's Plant is read for the truth column of the report only (``twin_plant``), never
 for data - with one stated exception: the SEA procedure's reference load. A reference is the one number a
@@ -69,7 +70,7 @@ def collect_sea_hanging_weights(probe: RigProbe, tendon: str, masses_kg: np.ndar
 
 def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None = None, degree: int | str = 1,
             reference: Callable[[str], Callable[[], float]] | None = None, ask: Callable[[str], str] | None = None,
-            say=None) -> Result:
+            say=None, on_progress=None) -> Result:
     """SEA per tendon at the rig, loading then unloading. With ``ask`` (a prompt that returns when the
     operator presses Enter) the operator hangs weights on the unhooked tendon and the servo holds;
     otherwise an in-line reference (``reference(tendon)`` -> a reader of newtons; the twin's by default on
@@ -107,6 +108,8 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
                 v0, g = sea.true_sea(plant, t)
                 line += f"   ({v0:.4f}, {g:.4f})"
             lines.append(line)
+            if on_progress is not None:
+                on_progress(len(fits), len(tendons))
     values, residuals = sea.record_values(fits)
     how = ("in-situ loads through the servo against the twin's tension as reference" if plant is not None and
            reference is not None else "in-situ loads against an in-line load cell" if reference is not None
@@ -145,7 +148,7 @@ def run_nano17(rig, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 
 # ------------------------------------------------------------------ servo zero
 def run_servo_zero(rig, tendons: tuple[str, ...] = TENDONS, pretension_N: float = 0.3, slack_m: float = 0.050,
                    step_m: float = 0.0002, dwell_s: float = 0.05, stop_N: float = 1.5 * servo_zero.FIT_LIMIT_N,
-                   say=None) -> Result:
+                   say=None, on_progress=None) -> Result:
     """All tendons let out ``slack_m``; each in turn reeled in through its servo (1 mm steps until it carries
     force, back 5 mm, then ``step_m`` steps until ``stop_N``) with its force from the rig's SEA forces and
     its excursion read back from the servo; a line through the first rise gives the taut point."""
@@ -165,6 +168,8 @@ def run_servo_zero(rig, tendons: tuple[str, ...] = TENDONS, pretension_N: float 
             if plant is not None:  # the same sweep fitted on the twin's own tension (as tests/test_calibration_sensors)
                 truths[TENDONS[i]] = servo_zero.fit_servo_zero(t, data.excursion_m, data.true_force_N,
                                                                pretension_N).taut_excursion_m
+            if on_progress is not None:
+                on_progress(len(fits), len(tendons))
     lines = [f"{'SEA':4} {'taut [mm]':>10} {'k [N/mm]':>9} {'offset [mm]':>12} {'rms [N]':>8}"
              + ("  (true taut [mm])" if plant is not None else "")]
     for f in fits:
@@ -256,7 +261,7 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
 # ------------------------------------------------------------------ moment arms
 def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: float = 0.015, ramp_s: float = 4.0,
                     spring_stiffness_N_per_m: np.ndarray | None = None, start_pose: str | None = "Flex",
-                    say=None) -> Result:
+                    say=None, on_progress=None) -> Result:
     """ACT sweeps: each tendon in ``order`` reeled in by ``amplitude_m`` over ``ramp_s`` (raised cosine) and
     let out again through its servo, the others holding; joint angles from the rig's joints stream (mocap
     IK), excursion from the servos, force from the SEAs; path = excursion - F/k, with k the SEA springs'
@@ -274,8 +279,10 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
         with probe.procedure("moment-arms"):
             probe.wait(1.0)
             with probe.tape() as tape:
-                for name in order:
+                for done, name in enumerate(order, 1):
                     _sweep(probe, tendon_index(name), amplitude_m, ramp_s)
+                    if on_progress is not None:
+                        on_progress(done, len(order))
     theta, excursion, force = _resample_on_angles(tape, *_joint_angles(tape))
     paths = excursion - force / k
     plant = rig.twin_plant

@@ -102,11 +102,13 @@ class ServoZeroData:
 
 def collect_servo_zero_on_plant(plant, calibrations: list[SeaCalibration], tendons: tuple[str, ...] = TENDONS,
                                 slack_m: float = 0.050, step_m: float = 0.0002, dwell_s: float = 0.05,
-                                samples: int = 20, stop_N: float = 1.5 * FIT_LIMIT_N) -> dict[str, ServoZeroData]:
+                                samples: int = 20, stop_N: float = 1.5 * FIT_LIMIT_N, on_progress=None
+                                ) -> dict[str, ServoZeroData]:
     """Every tendon let out by ``slack_m`` (the finger comes to rest under gravity against its joint limits,
     nothing pulling it), then each tendon in turn: reeled in by 1 mm steps until it carries force, backed
     off 3 mm, reeled in again by ``step_m`` steps until the force passes ``stop_N``, and let out again.
-    Excursions are relative to each servo's position before the procedure."""
+    Excursions are relative to each servo's position before the procedure. ``on_progress(done, total)``:
+    after each tendon."""
     radii = [sea.spool_radius_m for sea in plant.config.seas]
     for s in range(6):
         plant.set_torque(s, True)
@@ -143,6 +145,8 @@ def collect_servo_zero_on_plant(plant, calibrations: list[SeaCalibration], tendo
             x += step_m
         goto(-slack_m, 0.5)
         out[TENDONS[i]] = ServoZeroData(TENDONS[i], np.array(xs), np.array(fs), np.array(truth))
+        if on_progress is not None:
+            on_progress(len(out), len(tendons))
     return out
 
 

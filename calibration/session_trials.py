@@ -65,6 +65,10 @@ def select_trials(trials: list, names: Iterable[str] | None) -> list:
     there = sorted({t.name for t in trials})
     missing = [n for n in names if n not in there]
     if missing:
-        raise CalibrationError("model", f"no trial named {', '.join(map(repr, missing))} in the sessions "
-                                        f"(there are: {', '.join(there) or 'none'})")
+        import difflib
+
+        close = difflib.get_close_matches(missing[0], there, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise CalibrationError("model", f"--trial: no trial named {', '.join(map(repr, missing))} in the sessions"
+                                        f"{hint} (there are: {', '.join(there) or 'none'})")
     return [t for t in trials if t.name in names]

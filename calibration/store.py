@@ -25,12 +25,14 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import tomli_w
+from uartlab.sim.toml_lines import decode_error, line_of_key
 
 from .errors import CalibrationError
+from .record_checks import check_values
 
 SCHEMA = "uartlab.calibration/1"
 CURRENT = "current.toml"
@@ -66,6 +68,11 @@ class CalibrationRecord:
     residuals: dict[str, Any] = field(default_factory=dict)
     provenance: Provenance = field(default_factory=Provenance)
     path: Path | None = None
+    text: str = field(default="", repr=False, compare=False)   # the file's text as read (for error lines)
+
+    def error(self, key: str, reason: str) -> CalibrationError:
+        """A CalibrationError about this record's ``key``: ``store calibration, FILE:LINE: key: reason``."""
+        return CalibrationError("store", f"{key}: {reason}", _where(self.path or Path("<record>"), self.text, key))
 
     def to_toml(self) -> str:
         p = self.provenance
@@ -105,35 +112,61 @@ def read_record(path: str | Path) -> CalibrationRecord:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CalibrationError("store", f"not a calibration file: not UTF-8 text (byte {exc.start})",
+                               str(path)) from None
     except OSError as exc:
-        raise CalibrationError("store", f"cannot read: {exc.strerror}", str(path)) from None
+        raise CalibrationError("store", f"cannot read: {(exc.strerror or str(exc)).lower()}", str(path)) from None
     return parse_record(text, path)
 
 
 def parse_record(text: str, path: str | Path) -> CalibrationRecord:
-    """One calibration file's text (from the store, or as a session file embedded it); ``path`` names it."""
+    """One calibration file's text (from the store, or as a session file embedded it); ``path`` names it.
+    Every problem is a CalibrationError ``store calibration, FILE:LINE: key: reason``."""
     path = Path(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError("store", f"not valid TOML ({exc})", str(path)) from None
+        raise _not_toml(path, exc, text) from None
+
+    def fail(key: str, reason: str) -> NoReturn:
+        raise CalibrationError("store", f"{key}: {reason}", _where(path, text, key))
+
     if doc.get("schema") != SCHEMA:
-        raise CalibrationError("store", f"schema: expected {SCHEMA!r}, got {doc.get('schema')!r}", str(path))
+        fail("schema", f"expected {SCHEMA!r}, got {doc.get('schema')!r}" if "schema" in doc else
+             f"missing (expected {SCHEMA!r}): not a uartlab calibration file")
     kind = doc.get("kind")
     if kind not in KINDS:
-        raise CalibrationError("store", f"kind: expected one of {', '.join(KINDS)}, got {kind!r}", str(path))
+        fail("kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
     prov = doc.get("provenance", {})
+    if not isinstance(prov, dict):
+        fail("provenance", f"must be a table, got {prov!r}")
     created = prov.get("created_utc")
     if not isinstance(created, dt.datetime):
-        raise CalibrationError("store", "provenance.created_utc: missing or not a date-time", str(path))
+        fail("provenance.created_utc", "missing or not a date-time")
     if created.tzinfo is None:
         created = created.replace(tzinfo=dt.UTC)
     provenance = Provenance(str(prov.get("operator", "")), str(prov.get("rig", "")), str(prov.get("method", "")),
                             created, str(prov.get("software", "")), str(prov.get("notes", "")))
     values = doc.get("values")
     if not isinstance(values, dict):
-        raise CalibrationError("store", "values: missing table", str(path))
-    return CalibrationRecord(kind, values, doc.get("residuals", {}), provenance, path)
+        fail("values", "missing table" if values is None else f"must be a table, got {values!r}")
+    residuals = doc.get("residuals", {})
+    if not isinstance(residuals, dict):
+        fail("residuals", f"must be a table, got {residuals!r}")
+    check_values(kind, values, fail)
+    return CalibrationRecord(kind, values, residuals, provenance, path, text)
+
+
+def _where(path: Path, text: str, key: str) -> str:
+    """``FILE:LINE`` of a key, ``FILE`` when the line is not known."""
+    line = line_of_key(text, key.split("[", 1)[0])
+    return f"{path}:{line}" if line else str(path)
+
+
+def _not_toml(path: Path, exc: ValueError, text: str) -> CalibrationError:
+    line, reason = decode_error(exc, text)
+    return CalibrationError("store", f"not valid TOML: {reason}", f"{path}:{line}" if line else str(path))
 
 
 class CalibrationStore:
@@ -172,25 +205,37 @@ class CalibrationStore:
     # ------------------------------------------------------------ reading
     def _current_map(self) -> dict[str, str]:
         path = self.root / CURRENT
+        if self.root.exists() and not self.root.is_dir():
+            raise CalibrationError("store", "is a file, not a calibration store folder", str(self.root))
         if not path.exists():
             return {}
         try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise CalibrationError("store", f"not valid TOML ({exc})", str(path)) from None
+            raise _not_toml(path, exc, text) from None
+        except UnicodeDecodeError as exc:
+            raise CalibrationError("store", f"not UTF-8 text (byte {exc.start})", str(path)) from None
+        except OSError as exc:
+            raise CalibrationError("store", f"cannot read: {(exc.strerror or str(exc)).lower()}", str(path)) from None
         current = doc.get("current", {})
         if not isinstance(current, dict) or not all(isinstance(v, str) for v in current.values()):
-            raise CalibrationError("store", "current: must be a table of kind = \"file\"", str(path))
+            raise CalibrationError("store", "current: must be a table of kind = \"file\"",
+                                   _where(path, text, "current"))
         root = self.root.resolve()
         for kind, rel in current.items():
-            # The pointer file is data anyone may edit or copy in: it may only name files of this store.
             if kind not in KINDS:
-                raise CalibrationError("store", f"current.{kind}: not a calibration kind "
-                                       f"(one of {', '.join(KINDS)})", str(path))
+                raise CalibrationError("store", f"current.{kind}: unknown kind; expected one of {', '.join(KINDS)}",
+                                       _where(path, text, f"current.{kind}"))
+            # The pointer file is data anyone may edit or copy in: it may only name files of this store.
             if Path(rel).is_absolute() or not (root / rel).resolve().is_relative_to(root):
                 raise CalibrationError("store", f"current.{kind}: {rel!r} is outside the store {self.root}",
-                                       str(path))
+                                       _where(path, text, f"current.{kind}"))
         return dict(current)
+
+    def current_files(self) -> dict[str, str]:
+        """kind -> file (relative to the store) of the current set, as current.toml says; {} for a new store."""
+        return dict(self._current_map())
 
     def current(self, kind: str) -> CalibrationRecord | None:
         rel = self._current_map().get(kind)

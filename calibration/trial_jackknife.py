@@ -33,18 +33,27 @@ def leave_out_candidates(recordings: list[TrialRecording], names: tuple[str, ...
             if len(recordings) > 1 and not (needs_contact and contact == [i])]
 
 
-def jackknife_sigma(fit: ModelFit, recordings: list[TrialRecording], executor: Executor | None = None
-                    ) -> tuple[dict[str, float], int]:
+def jackknife_sigma(fit: ModelFit, recordings: list[TrialRecording], executor: Executor | None = None,
+                    on_progress=None) -> tuple[dict[str, float], int]:
     """({parameter: between-trial 1-sigma of its log factor}, trials left out in turn); ({}, k) when fewer
-    than two refits were possible."""
+    than two refits were possible. ``on_progress(done, None)``: simulations done, counted over all refits."""
     candidates = leave_out_candidates(recordings, fit.names)
     logs = []
+    seen = [0, 0]  # simulations before this refit, and so far
+
+    def counted(done: int, _total=None) -> None:
+        seen[1] = seen[0] + done
+        on_progress(seen[1], None)
+
     for i in candidates:
         rest = recordings[:i] + recordings[i + 1:]
         try:
-            refit = fit_model(fit.params, rest, fit.names, executor=executor)
+            refit = fit_model(fit.params, rest, fit.names, executor=executor,
+                              on_progress=counted if on_progress is not None else None)
         except CalibrationError:  # this subset does not fit: it cannot count, the others still do
             continue
+        finally:
+            seen[0] = seen[1]
         logs.append([np.log(refit.values[n] / fit.values[n]) for n in fit.names])
     k = len(logs)
     if k < 2:

@@ -1,8 +1,9 @@
 """Each procedure end to end on the twin plant (in-process): collect, fit, and the store's tables.
 
 Every function returns (values, residuals, method, report lines) and raises CalibrationError before
-anything could be written. The CLI (`uartlab calibrate ...`) calls these without --rig; with
-`--rig twin|rig.toml` the same fits run on data collected at a rig through its drivers (rig_runs.py).
+anything could be written; ``on_progress(done, total)``, if given, is called per step (tendon, sweep,
+simulation). The CLI (`uartlab calibrate ...`) calls these without --rig; with `--rig twin|rig.toml` the
+same fits run on data collected at a rig through its drivers (rig_runs.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def _plant(seed: int, perturbation: float, **kw) -> Plant:
     return Plant(PlantConfig(seed=seed, perturbation=perturbation, **kw))
 
 
-def run_sea(seed: int = 0, perturbation: float = 0.1, degree: int | str = 1) -> Result:
+def run_sea(seed: int = 0, perturbation: float = 0.1, degree: int | str = 1, on_progress=None) -> Result:
     plant = _plant(seed, perturbation)
     fits = []
     lines = [f"{'SEA':4} {'v0 [V]':>8} {'gain [N/V]':>11} {'rms [N]':>8} {'max [N]':>8} {'hyst [N]':>9}"
@@ -33,14 +34,16 @@ def run_sea(seed: int = 0, perturbation: float = 0.1, degree: int | str = 1) -> 
         v0, g = sea.true_sea(plant, t)
         lines.append(f"{t:4} {f.v0_V:8.4f} {f.gain_N_per_V:11.4f} {f.rms_N:8.4f} {f.max_residual_N:8.4f} "
                      f"{f.hysteresis_N:9.4f}   ({v0:.4f}, {g:.4f})")
+        if on_progress is not None:
+            on_progress(len(fits), len(TENDONS))
     values, residuals = sea.record_values(fits)
     return values, residuals, "twin: in-situ loads against the reference tension, loading then unloading", lines
 
 
-def run_servo_zero(seed: int = 0, perturbation: float = 0.1, pretension_N: float = 0.3) -> Result:
+def run_servo_zero(seed: int = 0, perturbation: float = 0.1, pretension_N: float = 0.3, on_progress=None) -> Result:
     plant = _plant(seed, perturbation)
     cals = [SeaCalibration(*sea.true_sea(plant, t)) for t in TENDONS]
-    data = servo_zero.collect_servo_zero_on_plant(plant, cals)
+    data = servo_zero.collect_servo_zero_on_plant(plant, cals, on_progress=on_progress)
     fits = [servo_zero.fit_servo_zero(t, d.excursion_m, d.force_N, pretension_N) for t, d in data.items()]
     lines = [f"{'SEA':4} {'taut [mm]':>10} {'k [N/mm]':>9} {'offset [mm]':>12} {'rms [N]':>8}"]
     lines += [f"{f.tendon:4} {f.taut_excursion_m * 1e3:10.3f} {f.slope_N_per_m * 1e-3:9.4f} "
@@ -78,10 +81,10 @@ def run_mocap(seed: int = 0, frames: int = 300) -> Result:
     return values, residuals, f"twin: {frames} frames in the {np.degrees(pose).round(1).tolist()} deg pose", lines
 
 
-def run_moment_arms(seed: int = 0, perturbation: float = 0.1) -> Result:
+def run_moment_arms(seed: int = 0, perturbation: float = 0.1, on_progress=None) -> Result:
     plant = _plant(seed, perturbation)
     cals = [SeaCalibration(*sea.true_sea(plant, t)) for t in TENDONS]
-    data = moment_arms.collect_sweep_on_plant(plant, cals, order=TENDONS * 2)
+    data = moment_arms.collect_sweep_on_plant(plant, cals, order=TENDONS * 2, on_progress=on_progress)
     paths = data.path_m(plant.params.input_stiffness_N_per_m)
     fits = []
     lines = [f"{'tendon':6} {'joint':6} {'coefficients [mm, mm/rad, mm/rad^2]':>40} {'rms err vs twin [mm]':>21}"]
@@ -98,7 +101,8 @@ def run_moment_arms(seed: int = 0, perturbation: float = 0.1) -> Result:
     return values, residuals, method, lines
 
 
-def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation: float = 0.2) -> Result:
+def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation: float = 0.2,
+              on_progress=None) -> Result:
     from uartlab.sim import FingerParams
     from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
@@ -114,7 +118,7 @@ def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation
     trials = [free_motion_trial("FDP"), free_motion_trial("ED"), contact_trial("Hook", "FDP", "ED"),
               contact_trial("Curl", "FDS", "LUM")]
     recs = [model_fit.record_trial_on_plant(factory, t, settle_s=0.5, sample_s=0.04) for t in trials]
-    fit = model_fit.fit_model(base, recs, names, executor=executor)
+    fit = model_fit.fit_model(base, recs, names, executor=executor, on_progress=on_progress)
     lines = [f"{'parameter':10} {'start':>12} {'fitted':>12} {'twin truth':>12} {'1-sigma':>8}"]
     lines += [f"{n:10} {fit.start[n]:12.5g} {fit.values[n]:12.5g} {model_fit.get_param(truth, n):12.5g} "
               f"{fit.std_factor[n] * 100:7.2f}%" for n in names]

@@ -49,6 +49,21 @@ ANGLE_CONV = {"deg": 1.0, "degrees": 1.0, "degree": 1.0, "rad": PI / 180, "radia
 DEFAULT_RAIL_MARGIN_V = 0.1
 
 
+# A .cal file's matrix must tell the six axes apart. Its condition number with each axis row normalised to unit
+# length does not depend on the file's units (the raw one does: N-mm rows are 1000x N-m rows); real files are
+# about 1 (1.08 for the real ATI Delta FT18766 the tests embed, 1.05 for the twin's Nano17; raw: 46 and 6.1),
+# so 1e4 is generous, and a singular matrix (two axes alike, a row of zeros) is far above it.
+MAX_CONDITION = 1e4
+
+
+def matrix_condition(matrix: np.ndarray) -> float:
+    """The condition number of ``matrix`` with each row scaled to unit length (inf when a row is zero)."""
+    norms = np.linalg.norm(matrix, axis=1)
+    if not np.all(norms > 0):
+        return float("inf")
+    return float(np.linalg.cond(matrix / norms[:, None]))
+
+
 class CalibrationError(InputFileError):
     """A calibration file that cannot be used, with where the problem is (file, line, element, attribute)."""
 
@@ -183,7 +198,15 @@ class FTCalibration:
             if scale == 0:
                 raise xml.error(axis, "scale is 0", "scale")
             self.basic_matrix[i] = xml.numbers(axis, "values", NUM_GAUGES) / scale
+            if not np.all(np.isfinite(self.basic_matrix[i])):
+                raise xml.error(axis, f"the {AXIS_NAMES[i]} row of the calibration matrix is not finite: "
+                                      f"{self.basic_matrix[i].tolist()}", "values")
             self.max_loads_file_units[i] = xml.number(axis, "max", "0")
+        condition = matrix_condition(self.basic_matrix)
+        if not condition < MAX_CONDITION:
+            raise xml.error(cal, f"the calibration matrix is singular or nearly so (condition number {condition:.3g} "
+                                 f"with each axis row normalised, at most {MAX_CONDITION:g}; a real sensor's is "
+                                 "about 1): the six axes would not be told apart")
         self.basic_transform = np.zeros(6)  # a file without <BasicTransform> has none, as in ftconfig.c
         for bt in cal.findall("BasicTransform"):
             self.basic_transform = np.array([xml.number(bt, k, "0") for k in ("Dx", "Dy", "Dz", "Rx", "Ry", "Rz")])

@@ -3,7 +3,9 @@
 For each trial we start where the paper's simulations start (sim.scenarios.trial_start: the pose held
 by small pretensions, the surface at the fingertip), drive the model with the trial's own trajectory
 (the same data the runner will send the servos), and report what the rig should see: steady joint
-angles, peak tendon tensions, peak fingertip force, and every limit the trial would exceed.
+angles, peak tendon tensions, peak fingertip force, and every limit the trial would exceed. The limits are
+the effective ones (the rig's ceilings tightened by the suite, protocols/limits.py), and the excursion a
+pull commands includes the worst pretension offset the runner may add under it.
 
     uartlab run free_motion --dry-run [--json]
 """
@@ -15,10 +17,12 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.finger import Finger, SimResult
 from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.sim.scenarios import trial_start
 
+from .limits import DEFAULT_CEILINGS, Ceilings, Limits, effective, excursion_overruns
 from .suite import Suite, SuiteTrial, resolve_suite
 
 
@@ -44,13 +48,26 @@ class DryRunResult:
         return {**asdict(self), "ok": self.ok}
 
 
-def dry_run(suite: Suite, finger: Finger | None = None) -> list[DryRunResult]:
-    """Simulate every trial of ``suite`` (once: the model is deterministic, repeats add nothing)."""
+def dry_run(suite: Suite, finger: Finger | None = None, ceilings: Ceilings = DEFAULT_CEILINGS) -> list[DryRunResult]:
+    """Simulate every trial of ``suite`` (once: the model is deterministic, repeats add nothing) and check it
+    against the effective limits under the rig's ``ceilings``."""
     finger = finger if finger is not None else Finger()
-    return [dry_run_trial(suite, trial, finger) for trial in suite.trials]
+    limits = effective(ceilings, suite.limits)
+    overruns: dict[int, list[str]] = {}
+    for o in excursion_overruns(suite.trials, limits):
+        overruns.setdefault(o.trial_index, []).append(o.reason)
+    results = []
+    for i, trial in enumerate(suite.trials):
+        try:
+            results.append(dry_run_trial(suite, trial, finger, limits, overruns.get(i, [])))
+        except SimulationDiverged as exc:   # a result with 1e67 N peaks would be worse than none
+            raise SimulationDiverged(f"{suite.source}: trial {trial.name}: {exc}", exc.t_s, exc.dt_s,
+                                     exc.method) from None
+    return results
 
 
-def dry_run_trial(suite: Suite, trial: SuiteTrial, finger: Finger) -> DryRunResult:
+def dry_run_trial(suite: Suite, trial: SuiteTrial, finger: Finger, limits: Limits | None = None,
+                  excursion_issues: list[str] | None = None) -> DryRunResult:
     x0, surface = trial_start(finger, trial.sim_trial())
     timeout_s = suite.settle.timeout_s
     pull = finger.simulate(x0, trial.trajectory().to_inputs(), surface, settle_timeout_s=timeout_s)
@@ -71,7 +88,7 @@ def dry_run_trial(suite: Suite, trial: SuiteTrial, finger: Finger) -> DryRunResu
         joint_angles_deg={j: round(steady["joint_angles_deg"][j], 3) for j in JOINTS},
         peak_tendon_force_N={t: round(float(v), 4) for t, v in zip(TENDONS, tensions, strict=True)},
         peak_fingertip_force_N=round(tip_N, 4), returned=returned)
-    result.issues = _issues(suite, result)
+    result.issues = list(excursion_issues or []) + _issues(suite, result, limits or suite.limits)
     return result
 
 
@@ -80,8 +97,8 @@ def _settled(res: SimResult, speed_deg_s: float) -> bool:
     return bool(res.settled and np.degrees(np.abs(res.final.theta_dot)).max() <= speed_deg_s)
 
 
-def _issues(suite: Suite, r: DryRunResult) -> list[str]:
-    limits, out = suite.limits, []
+def _issues(suite: Suite, r: DryRunResult, limits: Limits) -> list[str]:
+    out = []
     for tendon, peak_N in r.peak_tendon_force_N.items():
         if peak_N > limits.max_tendon_force_N:
             out.append(f"would exceed max_tendon_force_N on {tendon}: {peak_N:.1f} N > {limits.max_tendon_force_N:g} N")
@@ -114,9 +131,12 @@ def format_table(suite: Suite, results: list[DryRunResult]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``uartlab run SUITE --dry-run [--json]``: 0 when every trial is ok, 1 when any is flagged."""
-    suite = resolve_suite(args.suite)
-    results = dry_run(suite)
+    """``uartlab run SUITE --dry-run [--json]``: 0 when every trial is ok, 1 when any is flagged. The suite is
+    validated against ``args.ceilings`` (the rig's, from run_cli; default: the default ceilings)."""
+    ceilings = getattr(args, "ceilings", None) or DEFAULT_CEILINGS
+    # from run_cli: already validated against the ceilings, --trial applied
+    suite = args.suite if isinstance(args.suite, Suite) else resolve_suite(args.suite, ceilings)
+    results = dry_run(suite, ceilings=ceilings)
     if getattr(args, "json", False):
         print(json.dumps({"suite": suite.name, "source": suite.source, "sha256": suite.sha256,
                           "trials": [r.to_dict() for r in results]}, indent=2))

@@ -15,7 +15,7 @@ from uartlab.sim.names import TENDONS
 
 from uartlab.errors import InterlockError
 
-from .suite import Limits
+from .limits import Ceilings, Limits, effective
 
 # Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz, the DAQ delivers blocks
 # every ~50 ms and Motive frames every 10 ms, so 0.25 s is several missed updates, yet short against a 4 s
@@ -40,9 +40,13 @@ class Observation:
     hardware_error: np.ndarray = field(default_factory=lambda: np.zeros(6, dtype=int))  # (6,) MX-64 byte
     joint_speed_deg_s: np.ndarray = field(default_factory=lambda: np.zeros(4))          # (4,) |dq/dt|
     stream_age_s: dict[str, float] = field(default_factory=dict)  # now - host time of each stream's last sample
-    saturated: bool = False                        # Nano17 saturation flag
+    saturated_gauges: tuple[str, ...] = ()         # Nano17 strain gauges at an output rail ("SG0".."SG5")
     fingertip_force_N: float = 0.0                 # |F| of the Nano17 (NaN: no reading, trips like any NaN)
     device_faults: tuple[str, ...] = ()            # a device stream died: its one-line reason
+
+    @property
+    def saturated(self) -> bool:
+        return bool(self.saturated_gauges)
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,14 @@ class InterlockLimits:
         exc = np.array([limits.max_excursion_mm[t] * 1e-3 for t in TENDONS])
         ages = dict(DEFAULT_MAX_STREAM_AGE_S if max_stream_age_s is None else max_stream_age_s)
         return cls(limits.max_tendon_force_N, exc, ages, limits.max_fingertip_force_N)
+
+    @classmethod
+    def for_run(cls, suite_limits: Limits, ceilings: Ceilings | Limits,
+                max_stream_age_s: dict[str, float] | None = None) -> InterlockLimits:
+        """What a run's interlocks trip at: the effective limits (the rig's ceilings, tightened by the suite;
+        never looser than the rig, whatever ceilings the suite was validated against) and the rig's stream
+        ages (rig.toml [interlocks], which nothing may loosen)."""
+        return cls.from_suite(effective(ceilings, suite_limits), max_stream_age_s)
 
 
 class Interlocks:
@@ -116,12 +128,16 @@ class Interlocks:
             if err[i] != 0:
                 return Trip("hardware_error", name, float(err[i]),
                             f"servo {name} reports hardware error 0x{int(err[i]):02X}")
+        # Saturation before force: a gauge at its rail makes every axis of the wrench meaningless (ATI), so the
+        # force it shows is no measurement - the gauge is the reason.
+        if obs.saturated_gauges:
+            gauges = ", ".join(obs.saturated_gauges)
+            return Trip("saturation", "Nano17", 1.0, f"the Nano17 is saturated: strain gauge {gauges} at its "
+                                                     "output rail (the force reading is invalid)")
         if not abs(obs.fingertip_force_N) <= lim.max_fingertip_force_N:
             return Trip("fingertip_force", "Nano17", float(obs.fingertip_force_N),
                         f"fingertip force {obs.fingertip_force_N:.1f} N is over the limit "
                         f"{lim.max_fingertip_force_N:g} N")
-        if obs.saturated:
-            return Trip("saturation", "Nano17", 1.0, "the Nano17 force sensor is saturated")
         for stream, max_age in lim.max_stream_age_s.items():
             # A stream never seen counts as infinitely stale: no data is not "no fault".
             age = obs.stream_age_s.get(stream, math.inf)

@@ -40,7 +40,10 @@ import numpy as np
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
 
+from uartlab.errors import ConfigError
+
 from .interlocks import InterlockLimits, Interlocks, Observation
+from .limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
 from .suite import Suite, SuiteTrial
 from .trajectories import Trajectory
 
@@ -53,8 +56,8 @@ DEFAULT_PRETENSION_N = MIN_PRETENSION_N
 DEFAULT_PRETENSION_TOL_N = 0.2
 DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
 DEFAULT_PRETENSION_TIMEOUT_S = 5.0
-# Pretension never pulls a tendon further than this, est.: slack is a few mm; more means a broken tendon.
-DEFAULT_PRETENSION_MAX_M = 5e-3
+# Pretension never pulls a tendon further than this (declared with the limits, which count it in the
+# worst-case excursion a suite may command): protocols/limits.py.
 
 
 class Phase(Enum):
@@ -125,6 +128,7 @@ class Runner:
         self.interlocks = interlocks or Interlocks(InterlockLimits.from_suite(suite.limits))
         self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
         self.pretension = pretension or Pretension()
+        _refuse_overruns(suite, self.interlocks.limits, self.pretension)
         self.on_event = on_event
         self.on_setup = on_setup
         self._setup: tuple | None = None       # (pose, surface angle) the finger is set up for
@@ -356,3 +360,12 @@ def _setup_text(trial: SuiteTrial) -> str:
     where = "no surface" if trial.surface_angle_deg is None else f"surface at {trial.surface_angle_deg:g} deg"
     return f"pose {trial.pose}, {where}, fingertip touching" if trial.surface_angle_deg is not None \
         else f"pose {trial.pose}, {where}"
+
+
+def _refuse_overruns(suite: Suite, limits: InterlockLimits, pretension: Pretension) -> None:
+    """The last check before anything moves: with this run's interlock limits, trials (after --trial and
+    --repeats) and pretension clamp, no pull may command offset + amplitude beyond its excursion limit (the
+    suite's validation checked the same with the default clamp; it would trip on every such trial)."""
+    mm = Limits(dict(zip(TENDONS, (float(m) * 1e3 for m in limits.max_excursion_m), strict=True)))
+    if overruns := excursion_overruns(suite.trials, mm, pretension.max_m * 1e3):
+        raise ConfigError(f"{suite.source}: {overruns[0].reason}")

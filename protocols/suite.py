@@ -10,8 +10,8 @@
     window_s = 1.0
     hold_s = 0.1
     timeout_s = 20.0
-    [suite.limits]                 # the interlocks' thresholds; amplitudes are checked against them here
-    max_excursion_mm = 20.0        # or per tendon: max_excursion_mm = { FDP = 20.0, ED = 10.0 }
+    [suite.limits]                 # may only tighten the rig's ceilings (rig.toml [limits], protocols/limits.py);
+    max_excursion_mm = 20.0        # absent: the ceiling. Or per tendon: max_excursion_mm = { FDP = 20.0, ED = 10.0 }
     max_tendon_force_N = 40.0
     max_fingertip_force_N = 15.0
 
@@ -23,6 +23,10 @@
     return = true                  # back to zero excursion after it settled
     repeats = 3                    # optional override
 
+A suite is validated against a rig's ceilings (``parse_suite(..., ceilings=)``, ``within(suite, ceilings)``;
+default: the default ceilings, so no suite ever asks for more than them): a limit above a ceiling is
+refused, and so is a pull whose amplitude plus the worst pretension offset exceeds its excursion limit.
+
 Every problem is reported as ``file:LINE: key: reason`` (keys like ``trial[3].pulls[0].tendon``), all of
 them at once, so a protocol is fixed in one pass.
 """
@@ -33,7 +37,7 @@ import hashlib
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -41,8 +45,17 @@ from uartlab.drivers.interfaces import ConfigError
 from uartlab.sim.inputs import Sigmoid as SimSigmoid
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
-from uartlab.sim.toml_lines import line_of_key
+from uartlab.sim.toml_lines import line_of_key, not_toml
 
+from .limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported: their old home
+    DEFAULT_CEILINGS,
+    DEFAULT_MAX_EXCURSION_MM,
+    DEFAULT_MAX_FINGERTIP_FORCE_N,
+    DEFAULT_MAX_TENDON_FORCE_N,
+    Ceilings,
+    Limits,
+    excursion_overruns,
+)
 from .trajectories import Trajectory
 
 BUILTIN_SUITES: tuple[str, ...] = ("free_motion", "surface_contact")
@@ -58,11 +71,6 @@ DEFAULT_TIMEOUT_S = 20.0
 # mean speed (~50 deg/s); the model side keeps the paper's rule.
 DEFAULT_MEASURED_SPEED_DEG_S = 1.0
 DEFAULT_WINDOW_S = 1.0
-# Limits, est.: the paper pulls at most 15 mm, so 20 mm leaves margin without letting a typo (150) through;
-# 40 N keeps the SEA springs well inside their travel; 15 N is below the Nano17's 17 N rated Fz.
-DEFAULT_MAX_EXCURSION_MM = 20.0
-DEFAULT_MAX_TENDON_FORCE_N = 40.0
-DEFAULT_MAX_FINGERTIP_FORCE_N = 15.0
 
 _SUITE_KEYS = {"name", "description", "repeats", "settle", "limits"}
 _SETTLE_KEYS = {"speed_deg_s", "measured_speed_deg_s", "window_s", "hold_s", "timeout_s"}
@@ -86,14 +94,6 @@ class Settle:
     timeout_s: float = DEFAULT_TIMEOUT_S
     measured_speed_deg_s: float = DEFAULT_MEASURED_SPEED_DEG_S   # rig: the same rule on measured angles
     window_s: float = DEFAULT_WINDOW_S                           # ... whose speed is a slope over this window
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_excursion_mm: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TENDONS,
-                                                                                       DEFAULT_MAX_EXCURSION_MM))
-    max_tendon_force_N: float = DEFAULT_MAX_TENDON_FORCE_N
-    max_fingertip_force_N: float = DEFAULT_MAX_FINGERTIP_FORCE_N
 
 
 @dataclass(frozen=True)
@@ -145,39 +145,63 @@ class Suite:
 
 
 # ------------------------------------------------------------------ loading
-def load_suite(path: str | Path) -> Suite:
+def load_suite(path: str | Path, ceilings: Ceilings | None = None) -> Suite:
     path = Path(path)
-    return parse_suite(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError([f"{path}: not a suite file: not UTF-8 text (byte {exc.start})"]) from None
+    except OSError as exc:
+        raise SuiteError([f"{path}: cannot read the suite: {(exc.strerror or str(exc)).lower()}"]) from None
+    return parse_suite(text, str(path), ceilings)
 
 
-def builtin_suite(name: str) -> Suite:
+def builtin_suite(name: str, ceilings: Ceilings | None = None) -> Suite:
     """One of the paper's suites shipped with the package ("free_motion", "surface_contact")."""
     if name not in BUILTIN_SUITES:
         raise ConfigError(f"unknown built-in suite {name!r}; expected one of {', '.join(BUILTIN_SUITES)}")
     text = resources.files("uartlab.protocols").joinpath("suites", f"{name}.toml").read_text(encoding="utf-8")
-    return parse_suite(text, f"{name}.toml")
+    return parse_suite(text, f"{name}.toml", ceilings)
 
 
-def resolve_suite(name_or_path: str) -> Suite:
-    """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts)."""
+def resolve_suite(name_or_path: str, ceilings: Ceilings | None = None) -> Suite:
+    """A built-in name or a path to a suite file (what the CLI's SUITE argument accepts), validated against a
+    rig's ``ceilings`` (default: the default ceilings)."""
     if name_or_path in BUILTIN_SUITES:
-        return builtin_suite(name_or_path)
-    return load_suite(name_or_path)
+        return builtin_suite(name_or_path, ceilings)
+    path = Path(name_or_path)
+    if not path.exists() and path.suffix.lower() != ".toml" and len(path.parts) == 1:   # a mistyped name
+        import difflib
+
+        close = difflib.get_close_matches(name_or_path, BUILTIN_SUITES, n=1)
+        hint = f": did you mean {close[0]}?" if close else ""
+        raise ConfigError(f"unknown suite {name_or_path!r}{hint} (built-in: {', '.join(BUILTIN_SUITES)}; "
+                          "or a path to a .toml)")
+    return load_suite(name_or_path, ceilings)
 
 
-def parse_suite(text: str, name: str = "<suite>") -> Suite:
+def parse_suite(text: str, name: str = "<suite>", ceilings: Ceilings | None = None) -> Suite:
+    """Validate a suite file's text against a rig's ``ceilings`` (default: the default ceilings); its
+    limits are then the effective ones: the suite's where it sets them, else the ceilings'."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SuiteError([f"{name}: {exc}"]) from exc
-    return _Parser(text, name).suite(data)
+        raise SuiteError([not_toml(name, exc, text)]) from None
+    return _Parser(text, name, ceilings or DEFAULT_CEILINGS).suite(data)
+
+
+def within(suite: Suite, ceilings: Ceilings) -> Suite:
+    """``suite`` validated again, from its own text, against this rig's ``ceilings`` (a suite chosen before the
+    rig was known, in the window); its limits become this rig's effective ones, its trials stay as chosen."""
+    return replace(parse_suite(suite.text, suite.source, ceilings), trials=suite.trials)
 
 
 class _Parser:
     """Reads one file; every check appends to ``errors`` so all of them are reported together."""
 
-    def __init__(self, text: str, name: str):
+    def __init__(self, text: str, name: str, ceilings: Ceilings = DEFAULT_CEILINGS):
         self.text, self.name, self.errors = text, name, []
+        self.ceilings = ceilings
 
     def error(self, key: str, reason: str) -> None:
         line = key_line(self.text, key)
@@ -239,15 +263,23 @@ class _Parser:
         if not isinstance(raw_trials, list) or not raw_trials:
             self.error("trial", "needs at least one [[trial]]")
             raw_trials = []
-        trials, seen = [], set()
+        trials, seen, indices = [], set(), []
+        clean = True   # the worst-case excursions are only worked out for trials read without errors
         for i, raw in enumerate(raw_trials):
+            before = len(self.errors)
             trial = self.trial(i, raw, repeats, limits)
+            clean = clean and len(self.errors) == before
             if trial is None:
                 continue
             if trial.name in seen:
                 self.error(f"trial[{i}].name", f"duplicate trial name {trial.name!r}")
             seen.add(trial.name)
             trials.append(trial)
+            indices.append(i)
+        # The runner commands pretension offset + pull: refuse what would always trip the interlock.
+        for overrun in excursion_overruns(trials, limits) if clean else ():
+            self.error(f"trial[{indices[overrun.trial_index]}].pulls[{overrun.pull_index}].amplitude_mm",
+                       overrun.reason)
         if self.errors:
             raise SuiteError(self.errors)
         return Suite(name, self.string("suite.description", head.get("description")), repeats, settle, limits,
@@ -262,24 +294,39 @@ class _Parser:
                                      ("window_s", DEFAULT_WINDOW_S))))
 
     def limits(self, t: dict) -> Limits:
+        """The suite's limits, each at most the rig's ceiling; an absent key is the ceiling."""
         self.unknown("suite.limits", t, _LIMIT_KEYS)
+        cap = self.ceilings.limits
         key = "suite.limits.max_excursion_mm"
         raw = t.get("max_excursion_mm")
-        per_tendon = dict.fromkeys(TENDONS, DEFAULT_MAX_EXCURSION_MM)
+        per_tendon = dict(cap.max_excursion_mm)
         if isinstance(raw, dict):
             for tendon, value in raw.items():
                 canon = _tendon(tendon)
                 if canon is None:
                     self.error(f"{key}.{tendon}", f"unknown tendon; expected one of {', '.join(TENDONS)}")
                 else:
-                    per_tendon[canon] = self.number(f"{key}.{tendon}", value, DEFAULT_MAX_EXCURSION_MM)
+                    per_tendon[canon] = self.capped(f"{key}.{tendon}", value, cap.max_excursion_mm[canon], "mm")
         elif raw is not None:
-            per_tendon = dict.fromkeys(TENDONS, self.number(key, raw, DEFAULT_MAX_EXCURSION_MM))
+            value = self.number(key, raw, min(cap.max_excursion_mm.values()))
+            over = [tendon for tendon in TENDONS if value > cap.max_excursion_mm[tendon]]
+            if over:  # one message, at the lowest ceiling it is above
+                self.capped(key, value, min(cap.max_excursion_mm[tendon] for tendon in over), "mm")
+            per_tendon = {tendon: min(value, cap.max_excursion_mm[tendon]) for tendon in TENDONS}
         return Limits(per_tendon,
-                      self.number("suite.limits.max_tendon_force_N", t.get("max_tendon_force_N"),
-                                  DEFAULT_MAX_TENDON_FORCE_N),
-                      self.number("suite.limits.max_fingertip_force_N", t.get("max_fingertip_force_N"),
-                                  DEFAULT_MAX_FINGERTIP_FORCE_N))
+                      self.capped("suite.limits.max_tendon_force_N", t.get("max_tendon_force_N"),
+                                  cap.max_tendon_force_N, "N"),
+                      self.capped("suite.limits.max_fingertip_force_N", t.get("max_fingertip_force_N"),
+                                  cap.max_fingertip_force_N, "N"))
+
+    def capped(self, key: str, value: object, ceiling: float, unit: str) -> float:
+        """A positive, finite limit no higher than the rig's ``ceiling`` (refused above it, kept at it)."""
+        number = self.number(key, value, ceiling)
+        if number > ceiling:
+            self.error(key, f"{number:g} {unit} is above this rig's ceiling of {ceiling:g} {unit} "
+                            f"({self.ceilings.source})")
+            return ceiling
+        return number
 
     def trial(self, i: int, raw: object, repeats: int, limits: Limits) -> SuiteTrial | None:
         k = f"trial[{i}]"
@@ -292,7 +339,9 @@ class _Parser:
             self.error(f"{k}.name", "missing: every trial needs a name")
         pose = self.string(f"{k}.pose", raw.get("pose"))
         canon_pose = next((p for p in POSES if p.lower() == pose.lower()), None)
-        if canon_pose is None:
+        if "pose" not in raw:
+            self.error(f"{k}.pose", f"missing; expected one of {', '.join(POSES)}")
+        elif canon_pose is None:
             self.error(f"{k}.pose", f"unknown pose {pose!r}; expected one of {', '.join(POSES)}")
         angle = raw.get("surface_angle_deg")
         if angle is not None:

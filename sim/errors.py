@@ -17,8 +17,14 @@ class ParameterError(ConfigError):
         where = ""
         if source:
             where = f"{source}:{line}: " if line else f"{source}: "
-        super().__init__(f"{where}{key}: {reason}")
+        super().__init__(f"{where}{key}: {reason}" if key else f"{where}{reason}")  # key "": the whole file
 
 
 class SimulationDiverged(ConfigError):
-    """The integration blew up (a state became non-finite): the step is too large for the model."""
+    """The integration blew up (a state became non-finite or physically absurd): the step is too large for
+    the model. ``t_s`` is when it was noticed, ``dt_s`` the fixed step (None for the adaptive method)."""
+
+    def __init__(self, message: str, t_s: float | None = None, dt_s: float | None = None,
+                 method: str | None = None):
+        self.t_s, self.dt_s, self.method = t_s, dt_s, method
+        super().__init__(message)

@@ -244,8 +244,11 @@ class Finger:
             raise ValueError(f"unknown integrator {method!r}; use 'rk4' or 'dopri5'")
         wall = time.perf_counter() - start
         if status == DIVERGED:
-            raise SimulationDiverged(f"the {method} integration diverged at t = {t_end:.3f} s"
-                                     + (f" with dt = {dt * 1e3:g} ms; try a smaller --dt" if method == "rk4" else ""))
+            # No option name here: the model does not know which command (if any) chose the step.
+            why = (f" with dt = {dt * 1e3:g} ms; try a smaller dt (<= {DEFAULT_DT_S:g} s)"
+                   if method == "rk4" and dt > DEFAULT_DT_S else "; the parameters may make the model unstable")
+            raise SimulationDiverged(f"the {method} integration diverged at t = {t_end:.3f} s{why}",
+                                     t_s=t_end, dt_s=dt if method == "rk4" else None, method=method)
         return SimResult(T[:n].copy(), X[:n].copy(), A[:n].copy(), self, surface, inp, status == SETTLED,
                          method, wall)
 

@@ -16,14 +16,22 @@ from .bondgraph import project_into, rhs_into, work_arrays
 from .inputs import input_rates_into, table_inputs
 from .jit import inline_kernel, kernel
 from .state import I_THETA_DOT, N_AUX, N_STATES
+from .step_size import DEFAULT_DT_S
 
 STEADY_SPEED_RAD_S = np.radians(0.1)  # the paper's steady-state rule: all joint speeds < 0.1 deg/s
 STEADY_HOLD_S = 0.1  # how long the rule must hold, so a speed passing through zero does not count
 RUNNING, SETTLED, DIVERGED = 0, 1, 2  # how a batch run ended
-# RK4 step: all 22 paper trials reach steady angles within 0.015 deg of a 0.25 ms reference at 2 ms,
-# where the fastest mode (DIP on the EM springs, ~640 rad/s) sits at omega*h = 1.3, inside RK4's
-# stability limit of 2.8; contact up to several newtons stays inside it too.
-DEFAULT_DT_S = 2e-3
+# Divergence: a state outside these bounds (or non-finite: NaN fails every comparison) ends a batch run as
+# DIVERGED. They are far beyond anything the finger does (tendon forces of tens of N, joint speeds of a few
+# rad/s) yet far below what an unstable step reaches within a few steps (1e67 N at --dt 1), so a run that
+# blew up is never reported as a steady state. Per state kind, in the layout of state.py.
+STATE_BOUNDS = np.concatenate([
+    np.full(4, 1e3),    # spring torques, N·m
+    np.full(4, 1e3),    # joint speeds, rad/s
+    np.full(4, 1e2),    # angles, rad (ROM projection keeps them inside; 1e2 catches non-finite)
+    np.full(17, 1e4),   # tendon and EM segment forces, N
+    np.full(6, 1e2),    # EM junction mass velocities, m/s
+])
 
 
 @inline_kernel
@@ -60,6 +68,14 @@ def rk4_steps_rates(P, S, inertia, x, aux, h, n, u):
 
 
 @inline_kernel
+def _diverged(x):
+    for i in range(N_STATES):  # noqa: SIM110 - numba compiles a loop, not any() over a generator
+        if not abs(x[i]) < STATE_BOUNDS[i]:   # NaN fails the comparison too
+            return True
+    return False
+
+
+@inline_kernel
 def _max_speed(x):
     s = 0.0
     for j in range(4):
@@ -93,7 +109,7 @@ def rk4_run(P, S, inertia, x, aux, inp, t0, dt, settle_from, t_max, steady_speed
         _rk4_core(P, S, inertia, x, aux, h, u1, u2, u3, R, o, arms, sc, K, xt)
         t += h
         step += 1
-        if not np.isfinite(x[I_THETA_DOT]) or not np.isfinite(x[I_THETA_DOT + 3]):
+        if _diverged(x):
             return n_rec, t, DIVERGED
         if t >= settle_from and _max_speed(x) < steady_speed:
             quiet += h
@@ -182,6 +198,8 @@ def dopri5_run(P, S, inertia, x, aux, inp, t0, h0, h_max, rtol, atol, settle_fro
         if ok:
             t += h
             accepted += 1
+            if _diverged(x):
+                return n_rec, t, DIVERGED, accepted
             if t >= settle_from and _max_speed(x) < steady_speed:
                 quiet += h
             else:
@@ -196,8 +214,6 @@ def dopri5_run(P, S, inertia, x, aux, inp, t0, h0, h_max, rtol, atol, settle_fro
             if settled:
                 break
             h *= min(5.0, max(0.2, factor))
-            if not np.isfinite(x[I_THETA_DOT]):
-                return n_rec, t, DIVERGED, accepted
         else:
             h *= max(0.2, factor)
             if h < 1e-12:

@@ -19,7 +19,7 @@ import tomli_w
 
 from .errors import ParameterError
 from .names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
-from .toml_lines import line_of_key
+from .toml_lines import decode_error, line_of_key
 
 SCHEMA = "uartlab.finger-params/1"
 MM = 1e-3
@@ -79,9 +79,13 @@ class FingerParams:
     def from_toml(cls, path: str | Path) -> FingerParams:
         path = Path(path)
         try:
-            text = path.read_text()
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParameterError("", f"not a parameter file: not UTF-8 text (byte {exc.start})",
+                                 source=str(path)) from None
         except OSError as exc:
-            raise ParameterError("<file>", f"cannot read: {exc.strerror}", source=str(path)) from None
+            raise ParameterError("", f"cannot read: {(exc.strerror or str(exc)).lower()}",
+                                 source=str(path)) from None
         return cls.from_toml_text(text, source=str(path))
 
     @classmethod
@@ -89,7 +93,8 @@ class FingerParams:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ParameterError("<toml>", f"not valid TOML ({exc})", source=source) from None
+            line, reason = decode_error(exc, text)
+            raise ParameterError("", f"not valid TOML: {reason}", source=source, line=line) from None
         return _Reader(doc, text, source).build()
 
     def to_toml(self, path: str | Path | None = None) -> str:
@@ -188,12 +193,12 @@ class _Reader:
         return arr
 
     def check_keys(self, table: str, allowed: set[str]):
-        node = self.get(table, {})
+        node = self.get(table, {}) if table else self.doc   # "": the top level
         if not isinstance(node, dict):
             self.fail(table, "must be a table")
         for k in node:
             if k not in allowed:
-                self.fail(f"{table}.{k}", f"unknown key; expected one of {', '.join(sorted(allowed))}")
+                self.fail(f"{table}.{k}" if table else k, f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
     def build(self) -> FingerParams:
         schema = self.get("schema", SCHEMA)

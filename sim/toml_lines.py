@@ -33,3 +33,27 @@ def line_of_key(text: str, dotted_key: str) -> int | None:
             if full == parts:
                 return number
     return table_line
+
+
+_AT = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$")
+
+
+def decode_error(exc: ValueError, text: str | None = None) -> tuple[int | None, str]:
+    """(line, reason) of a ``tomllib.TOMLDecodeError``: Python 3.11-3.13 say the place only inside the
+    message ("Invalid value (at line 3, column 9)"), so it is taken from there for ``file:line: reason``;
+    "at end of document" is the last line of ``text`` when given."""
+    message = str(exc)
+    m = _AT.search(message)
+    if not m:
+        return getattr(exc, "lineno", None), message
+    reason = message[: m.start()]
+    reason = reason[:1].lower() + reason[1:]
+    if m.group(1) is None:
+        return (max(1, len(text.splitlines())) if text is not None else None), f"{reason} (at the end of the file)"
+    return int(m.group(1)), f"{reason} (column {m.group(2)})"
+
+
+def not_toml(source: str, exc: ValueError, text: str | None = None) -> str:
+    """``file:line: not valid TOML: reason`` for a TOMLDecodeError of ``source`` (whose ``text`` it was)."""
+    line, reason = decode_error(exc, text)
+    return f"{source}:{line}: not valid TOML: {reason}" if line else f"{source}: not valid TOML: {reason}"

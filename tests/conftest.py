@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 import time
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# What the window remembers (app/gui/settings.py) goes to a folder of this test session's own, never the
+# operator's; subprocesses the tests start inherit it. Removed when the session ends.
+os.environ["UARTLAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="uartlab-test-config-")
+atexit.register(shutil.rmtree, os.environ["UARTLAB_CONFIG_DIR"], True)
+try:  # Qt's own user settings too (a QFileDialog saves its state in QtProject.conf), in this process
+    from PySide6.QtCore import QSettings
+except ImportError:
+    pass
+else:
+    for _format in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(_format, QSettings.Scope.UserScope, os.environ["UARTLAB_CONFIG_DIR"])
 
 from uartlab.sim import Finger, FingerParams  # noqa: E402
 

@@ -168,7 +168,7 @@ def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, c
     start.to_toml(tmp_path / "start.toml")
     store = tmp_path / "calibrations"
     t0 = time.monotonic()
-    assert main(["calibrate", "model", "--session", str(session_file), "--params", "coulomb", "--start",
+    assert main(["calibrate", "model", "--session", str(session_file), "--fit", "coulomb", "--params",
                  str(tmp_path / "start.toml"), "--workers", "2", "--store", str(store), "--operator", "ci",
                  "--jackknife"]) == 0
     seconds = time.monotonic() - t0
@@ -192,7 +192,7 @@ def test_cli_fits_the_session_and_the_store_applies_it(session_file, tmp_path, c
 
 def test_dry_run_writes_nothing(session_file, tmp_path, capsys):
     store = tmp_path / "calibrations"
-    assert main(["calibrate", "model", "--session", str(session_file), "--trial", FREE, "--params", "coulomb",
+    assert main(["calibrate", "model", "--session", str(session_file), "--trial", FREE, "--fit", "coulomb",
                  "--workers", "2", "--store", str(store), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"1 trials ({FREE})" in out and "dry run: nothing written" in out
@@ -231,7 +231,7 @@ def test_a_bad_session_is_one_error_naming_file_and_trial_and_nothing_is_written
         read_session_recordings([good, path])
     assert message in str(info.value)
     store = tmp_path / "calibrations"
-    assert main(["calibrate", "model", "--session", str(path), "--params", "coulomb", "--store", str(store)]) == 2
+    assert main(["calibrate", "model", "--session", str(path), "--fit", "coulomb", "--store", str(store)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not store.exists()
@@ -244,9 +244,9 @@ def test_bad_requests_are_refused(synthetic_file, tmp_path, capsys):
     store = tmp_path / "calibrations"
     for argv, message in ((["--session", str(text)], "notes.h5: not a session file"),
                           (["--session", str(session_file), "--trial", "free/XYZ"], "no trial named 'free/XYZ'"),
-                          (["--session", str(session_file), "--trial", FREE, "--params", "a"],
+                          (["--session", str(session_file), "--trial", FREE, "--fit", "a"],
                            "contact parameters need at least one surface-contact trial"),
-                          (["--start", str(text)], "--trial, --start and --jackknife need --session")):
+                          (["--params", str(text)], "--trial, --params and --jackknife need --session")):
         assert main(["calibrate", "model", *argv, "--workers", "1", "--store", str(store)]) == 2
         assert message in capsys.readouterr().err
     assert not store.exists()
@@ -256,7 +256,7 @@ def test_what_the_trials_cannot_determine_is_said_and_not_written(synthetic_file
     path, truth = synthetic_file
     store = tmp_path / "calibrations"
     # no trial slides sideways: mu_y does not move the residual at all
-    assert main(["calibrate", "model", "--session", str(path), "--trial", FREE, CONTACT, "--params", "coulomb",
+    assert main(["calibrate", "model", "--session", str(path), "--trial", FREE, CONTACT, "--fit", "coulomb",
                  "mu_y", "--workers", "2", "--store", str(store), "--operator", "ci"]) == 0
     out = capsys.readouterr().out
     assert "mu_y is not determined by these trials (1-sigma inf %): not written" in out, out

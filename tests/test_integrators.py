@@ -67,7 +67,7 @@ def test_dopri5_stepper_and_bad_arguments(finger):
 def test_a_step_too_large_is_reported_not_returned(finger):
     trial = free_motion_trial("FDP")
     x0, _ = trial_start(finger, trial)
-    with pytest.raises(SimulationDiverged, match="smaller --dt"):
+    with pytest.raises(SimulationDiverged, match="smaller dt"):
         finger.simulate(x0, trial.pulls, dt=0.05)
 
 

@@ -20,13 +20,13 @@ name = "mine"
 repeats = 2
 
 [suite.limits]
-max_excursion_mm = { FDP = 20.0, ED = 10.0 }
+max_excursion_mm = { FDP = 20.0, ED = 12.5 }
 max_tendon_force_N = 40.0
 
 [[trial]]
 name = "a"
 pose = "Flex"
-pulls = [{ tendon = "FDP", amplitude_mm = 15.0, duration_s = 4.0 }]
+pulls = [{ tendon = "FDS", amplitude_mm = 7.0, duration_s = 4.0 }]
 
 [[trial]]
 name = "b"
@@ -92,7 +92,7 @@ def test_a_good_file_parses(tmp_path):
     path.write_text(GOOD)
     suite = load_suite(path)
     assert suite.name == "mine" and suite.text == GOOD and suite.source == str(path)
-    assert suite.limits.max_excursion_mm["ED"] == 10.0 and suite.limits.max_excursion_mm["PI"] == 20.0
+    assert suite.limits.max_excursion_mm["ED"] == 12.5 and suite.limits.max_excursion_mm["PI"] == 20.0
     a, b = suite.trials
     assert a.kind == "free" and a.repeats == 2 and not a.return_to_start
     assert b.kind == "contact" and b.surface_angle_deg == 45.0 and b.return_to_start
@@ -110,7 +110,7 @@ def _line(text: str, needle: str, nth: int = 0) -> int:
 
 @pytest.mark.parametrize("old, new, key, reason, nth", [
     ('tendon = "ED"', 'tendon = "XX"', "trial[1].pulls[1].tendon", "unknown tendon", 0),
-    ('amplitude_mm = 7.5', 'amplitude_mm = 12.0', "trial[1].pulls[1].amplitude_mm", "beyond the limit", 0),
+    ('amplitude_mm = 7.5', 'amplitude_mm = 13.0', "trial[1].pulls[1].amplitude_mm", "beyond the limit", 0),
     ('pose = "Hook"', 'pose = "Fist"', "trial[1].pose", "unknown pose", 0),
     ('return = true', 'retrun = true', "trial[1].retrun", "unknown key", 0),
     ('name = "b"', 'name = "a"', "trial[1].name", "duplicate trial name", 1),

@@ -380,3 +380,23 @@ def test_uartlab_record_refuses_a_disk_without_room_exit_3(tmp_path, capsys, mon
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"uartlab record: {tmp_path}: not enough free space to record: ")
     assert not list(tmp_path.glob("*.h5"))
+
+
+def test_a_log_file_on_a_full_disk_stops_quietly(small_disk, capfd):
+    """The session's log beside its file shares the disk: once full, it must neither print logging's
+    tracebacks nor raise at close, which would replace the recorder's one line with a bare OSError."""
+    import logging
+
+    from uartlab.app.logs import log_file
+
+    with log_file(small_disk / "s.log"):
+        logging.getLogger("uartlab.test").warning("before the disk filled")
+        fill(small_disk)
+        with contextlib.suppress(OSError), open(small_disk / "filler.bin", "ab", buffering=0) as fh:
+            while True:
+                fh.write(b"\0")   # the last bytes too: the log's next line has no room at all
+        for i in range(2000):
+            logging.getLogger("uartlab.test").info("line %d %s", i, "x" * 200)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Logging error" not in err, err[:2000]
+    assert "before the disk filled" in (small_disk / "s.log").read_text()

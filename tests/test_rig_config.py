@@ -83,7 +83,7 @@ def test_unreadable_and_invalid_toml_name_the_file(tmp_path):
     with pytest.raises(ConfigError, match="nothing.toml: cannot read"):
         load_rig_config(tmp_path / "nothing.toml")
     (tmp_path / "rig.toml").write_text("[daq\n")
-    with pytest.raises(ConfigError, match="rig.toml: not valid TOML"):
+    with pytest.raises(ConfigError, match="rig.toml:1: not valid TOML"):
         load_rig_config(tmp_path / "rig.toml")
 
 

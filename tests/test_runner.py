@@ -133,7 +133,7 @@ FAULTS = {
     "force": ({"tendon_force_N": np.array([0, 0, 99.0, 0, 0, 0])}, "ED"),
     "hardware_error": ({"hardware_error": np.array([0, 0, 0, 0x04, 0, 0])}, "DI"),
     "stale_stream": ({"stream_age_s": {"actuators": 0.01, "daq": 2.0, "mocap": 0.01}}, "daq"),
-    "saturation": ({"saturated": True}, "Nano17"),
+    "saturation": ({"saturated_gauges": ("SG3",), "fingertip_force_N": 55.9}, "SG3"),
     "excursion": ({"excursion_m": np.array([0, 0, 0, 0, 0, 0.03])}, "LUM"),
     "fingertip_force": ({"fingertip_force_N": 20.0}, "fingertip"),
     "device": ({"device_faults": ("MX-64 bus stream stopped: CommError: no reply",)}, "MX-64 bus"),

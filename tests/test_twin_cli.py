@@ -30,4 +30,4 @@ def test_twin_up_prints_where_each_twin_listens_and_stops_on_ctrl_c():
 
 def test_bad_speed_is_one_clear_error():
     proc = subprocess.run([*CMD, "--speed", "0"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "--speed must be > 0" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "--speed: must be > 0" in proc.stderr and "Traceback" not in proc.stderr

@@ -10,8 +10,18 @@
   report.py     CSV of every table, the HTML report, the text summary
   synthetic.py  session files written from the model (known parameters: ground truth for tests and demos)
   cli.py        `uartlab compare`
+
+The package itself loads nothing (PEP 562): ``CompareError`` comes from measured.py (h5py) on first use.
 """
 
-from .measured import CompareError
+from __future__ import annotations
 
 __all__ = ["CompareError"]
+
+
+def __getattr__(name: str):
+    if name == "CompareError":
+        from .measured import CompareError
+
+        return CompareError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -197,11 +197,19 @@ def evaluate(group: TrialGroup, pset: ParamSet) -> SetResult:
 
 
 def compare(trials: list[MeasuredTrial], sets: list[ParamSet], sessions: list[str],
-            skipped: list[tuple[str, str]] | None = None) -> Comparison:
+            skipped: list[tuple[str, str]] | None = None, on_progress=None) -> Comparison:
+    """``on_progress(done, total)``: called after each trial group is re-simulated with each parameter set."""
     groups = []
-    for repeats in group_trials(trials):
+    grouped = group_trials(trials)
+    total, done = len(grouped) * len(sets), 0
+    for repeats in grouped:
         group = make_group(repeats)
-        results = {p.label: evaluate(group, p) for p in sets}
+        results = {}
+        for p in sets:
+            results[p.label] = evaluate(group, p)
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
         # extend the common grid so the plots show each simulation until it settled
         t_end = max(r.sim.t_s[-1] for r in results.values())
         if t_end > group.grid_s[-1] + GRID_DT_S:

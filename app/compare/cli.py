@@ -16,6 +16,7 @@ import os
 import numpy as np
 from uartlab.sim import Finger, FingerParams
 
+from ..paths import writable_folder
 from ..session_params import recorded_params
 from .analysis import ParamSet, compare
 from .measured import CompareError, load_trials
@@ -51,16 +52,25 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
         skipped += s
     sets = load_param_sets(params, params_b, sessions)
     if trials_glob:
+        there = sorted({t.name for t in trials})
         trials = [t for t in trials if fnmatch.fnmatchcase(t.name, trials_glob)]
         if not trials:
-            raise CompareError(f"no settled trial matches --trials {trials_glob!r}")
+            raise CompareError(f"no settled trial matches --trials {trials_glob!r} "
+                               f"(the sessions have: {', '.join(there) or 'none'})")
     if not trials:
         raise CompareError("no trial to compare: " + "; ".join(f"{lab}: {why}" for lab, why in skipped))
-    comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped)
     out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
+    writable_folder(out, "--out")   # before the re-simulations, not after them
+    from ..progress import progress
+
+    with progress("compare: re-simulating", total=len({t.name for t in trials}) * len(sets), unit="trial") as tick:
+        comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped, on_progress=tick)
+    from .figures import figure_count
     from .report import write_report
 
-    written = write_report(comparison, out, figures=figures)
+    with progress("compare: drawing figures", total=figure_count(comparison) if figures else 0,
+                  unit="figure") as drew:
+        written = write_report(comparison, out, figures=figures, on_figure=drew)
     return comparison, written
 
 

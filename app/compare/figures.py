@@ -147,23 +147,41 @@ def force_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
     plt.close(fig)
 
 
-def write_figures(comparison: Comparison, out_dir: str) -> dict[str, list[str]]:
-    """Every figure into out_dir/figures; returns {"poses": [...], <group name>: [...]} relative paths."""
+def figure_count(comparison: Comparison) -> int:
+    """How many PNGs write_figures draws: one per pose, two or three per trial group."""
+    poses = len(dict.fromkeys(g.pose for g in comparison.groups))
+    return poses + sum(3 if g.has_force else 2 for g in comparison.groups)
+
+
+def write_figures(comparison: Comparison, out_dir: str, on_progress=None) -> dict[str, list[str]]:
+    """Every figure into out_dir/figures; returns {"poses": [...], <group name>: [...]} relative paths.
+    ``on_progress(done, total)``: called after each figure is drawn."""
     import os
 
     os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
     made: dict[str, list[str]] = {"poses": []}
+    total, done = figure_count(comparison), [0]
+
+    def drew() -> None:
+        done[0] += 1
+        if on_progress is not None:
+            on_progress(done[0], total)
+
     for pose in dict.fromkeys(g.pose for g in comparison.groups):
         rel = f"figures/fig13_poses_{slug(pose)}.png"
         pose_figure(comparison, pose, os.path.join(out_dir, rel))
         made["poses"].append(rel)
+        drew()
     for g in comparison.groups:
         s = slug(g.name)
         rels = [f"figures/fig14_tensions_{s}.png", f"figures/fig15_angles_{s}.png"]
         tension_figure(comparison, g, os.path.join(out_dir, rels[0]))
+        drew()
         angle_figure(comparison, g, os.path.join(out_dir, rels[1]))
+        drew()
         if g.has_force:
             rels.append(f"figures/fig16_forces_{s}.png")
             force_figure(comparison, g, os.path.join(out_dir, rels[2]))
+            drew()
         made[g.name] = rels
     return made

@@ -132,18 +132,11 @@ class MeasuredTrial:
 
 
 def open_session(path: str | os.PathLike) -> SessionFile:
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise CompareError(f"{path}: no such file")
+    """The session file; a missing, damaged or foreign file is a CompareError naming it (SessionFile says why)."""
     try:
-        session = SessionFile(path)
-    except OSError as exc:
-        raise CompareError(f"{path}: not a session file (HDF5 cannot open it: {exc})") from None
-    schema = session.metadata.get("schema", "")
-    if not str(schema).startswith("uartlab.session/"):
-        session.close()
-        raise CompareError(f"{path}: not a uartlab session file (schema attribute {schema!r})")
-    return session
+        return SessionFile(path)
+    except InputFileError as exc:
+        raise CompareError(str(exc)) from None
 
 
 def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tuple[str, str]]]:
@@ -166,8 +159,12 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
                 continue
             trials.append(_trial(session, row, tares))
         return trials, skipped
-    except (KeyError, OSError) as exc:
-        raise CompareError(f"{path}: unreadable session layout ({exc})") from None
+    except CompareError:
+        raise
+    except InputFileError as exc:  # SessionFile's own words name the file
+        raise CompareError(str(exc)) from None
+    except (KeyError, OSError, ValueError, TypeError, IndexError) as exc:  # truncated or edited by hand
+        raise CompareError(f"{path}: unreadable session layout ({' '.join(str(exc).split())})") from None
     finally:
         session.close()
 

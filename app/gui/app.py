@@ -15,8 +15,13 @@ from pathlib import Path
 def qt_app():
     """The QApplication (one per process), with pyqtgraph on PySide6."""
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
-    import pyqtgraph as pg
-    from PySide6.QtWidgets import QApplication
+    try:
+        import pyqtgraph as pg
+        from PySide6.QtWidgets import QApplication
+    except ImportError as exc:  # PySide6 installed but a system library it needs is not (libEGL ...)
+        from .qt_platform import explain_import_error
+
+        raise explain_import_error(exc) from exc
 
     pg.setConfigOptions(antialias=False, background="#101418", foreground="#d0d4d8")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -26,6 +31,13 @@ def qt_app():
 
 
 def main(args: argparse.Namespace) -> int:
+    from .qt_platform import check
+
+    if args.rig is not None:
+        from ..extras import require
+
+        require("rig")  # the twin rig and the hardware both run through the [rig] drivers
+    check()  # before the QApplication: Qt aborts the process when its platform plugin cannot load
     rig = None if args.rig is None else Path(args.rig)
     replay = None if args.replay is None else Path(args.replay)
     for path in (rig, replay):

@@ -36,7 +36,7 @@ def specs(daq_rate_hz: float, mocap_rate_hz: float):
     """The producers' own declarations, at the bench's rates: what the window really receives."""
     from uartlab.app.joint_stream import joints_spec
     from uartlab.app.live_model import model_spec
-    from uartlab.app.rig import actuators_spec, daq_spec, mocap_spec
+    from uartlab.app.rig_streams import actuators_spec, daq_spec, mocap_spec
     from uartlab.app.run_state import runner_spec
 
     markers = [f"m{i}" for i in range(12)]
@@ -177,37 +177,46 @@ def measure_memory(window, hub, synth, rates, hours: float) -> dict:
     return out
 
 
-def main(args: argparse.Namespace) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings
+def _measure(app, window, stream_specs, fn) -> dict:
+    """One measurement on a fresh window attached to a hub of the rig's streams; the window closed after."""
     from uartlab.app.hub import Hub
 
-    from .app import qt_app
-    from .main_window import MainWindow
+    window.frame_timer.stop()  # the benchmark drives the frames itself
+    window.status_timer.stop()
+    window.resize(1600, 1000)
+    window.show()
+    hub = Hub()
+    for spec in stream_specs:
+        hub.register(spec)
+    window.attach(hub, "benchmark")
+    try:
+        return fn(window, hub)
+    finally:
+        window.close()  # saves its settings (into the scratch folder)
+        window.deleteLater()
+        app.processEvents()
 
+
+def main(args: argparse.Namespace) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from .app import qt_app
+    from .qt_platform import check
+
+    check()  # QT_QPA_PLATFORM=xcb to watch it: Qt would abort without its system libraries
     app = qt_app()
+    from .main_window import MainWindow
+    from .settings import scratch_settings
+
     stream_specs = specs(args.daq_rate, args.mocap_rate)
     rates = {s.name: s.nominal_rate_hz for s in stream_specs}
     synth = Synth(stream_specs)
     reused = Synth(stream_specs, reuse=True)
-    settings = QSettings(os.devnull, QSettings.Format.IniFormat)  # the operator's settings stay untouched
     results: dict = {"daq_rate_hz": args.daq_rate, "daq_channels": 13, "servo_rate_hz": 200.0,
                      "mocap_rate_hz": args.mocap_rate, "window_s": 10.0}
     for label, fn in (("frame_rate", lambda w, h: measure_fps(w, app, h, synth, rates, args.seconds)),
                       ("memory", lambda w, h: measure_memory(w, h, reused, rates, args.hours))):
-        window = MainWindow(settings)
-        window.frame_timer.stop()  # the benchmark drives the frames itself
-        window.status_timer.stop()
-        window.resize(1600, 1000)
-        window.show()
-        hub = Hub()
-        for spec in stream_specs:
-            hub.register(spec)
-        window.attach(hub, "benchmark")
-        results[label] = fn(window, hub)
-        window.close()
-        window.deleteLater()
-        app.processEvents()
+        with scratch_settings() as settings:  # the operator's settings stay untouched
+            results[label] = _measure(app, MainWindow(settings), stream_specs, fn)
     fr, mem = results["frame_rate"], results["memory"]
     results["fps_ok"] = fr["fps"] >= GOAL_FPS
     results["memory_ok"] = abs(mem["growth_mb"]) <= MEM_TOLERANCE_MB

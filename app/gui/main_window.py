@@ -47,6 +47,7 @@ from .protocol_panel import ProtocolPanel
 from .recording_panel import RecordingPanel
 from .replay_panel import ReplayPanel
 from .rig_panel import RigPanel
+from .settings import operator_settings
 from .tasks import Tasks
 
 GUI_QUEUE = 10_000        # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
@@ -65,7 +66,7 @@ class MainWindow(QMainWindow):
         # thread (seen: worker in ~QWidget waiting for the GIL, GUI thread in ~QObject waiting for its lock).
         self._gc = GarbageCollector(interval=0.5)
         self.setWindowTitle("uartlab — UART finger rig")
-        self.settings = settings if settings is not None else QSettings("uartlab", "uartlab-gui")
+        self.settings = settings if settings is not None else operator_settings()
         self.tasks = Tasks(self.report_error, self)
         self.data = LiveData(channels(), window_s)
         self.hub: Hub | None = None

@@ -7,10 +7,14 @@ Experiment (``app/experiment.py``) is imported when a run starts, so the window 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
 
+from uartlab.errors import ConfigError
+
+from ..logs import event_level
 from ..streams import Event
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
@@ -57,6 +61,15 @@ class Operations:
 
     # ------------------------------------------------------------ rig
     def connect_rig(self, config_path: str) -> None:
+        from uartlab.errors import MissingExtraError
+
+        from ..extras import require
+
+        try:
+            require("rig")  # the twin rig and the hardware both run through the [rig] drivers
+        except MissingExtraError as exc:
+            self.w.report_error("connect", exc)
+            return
         from ..rig import Rig
         from ..rig_config import default_rig_config, load_rig_config
 
@@ -127,7 +140,7 @@ class Operations:
 
         def work():
             folder.mkdir(parents=True, exist_ok=True)
-            return RecordingSession(rig, path, operator=operator, notes=notes)
+            return RecordingSession(rig, path, operator=operator, notes=notes, log=True)  # <session>.log beside
 
         def done(session) -> None:
             self.session, self.session_started_s = session, time.monotonic()
@@ -162,7 +175,8 @@ class Operations:
         from uartlab.protocols.suite import resolve_suite
 
         try:
-            suite = resolve_suite(name_or_path)
+            # Against this rig's ceilings (rig.toml [limits]) when one is connected: refused now, not at Start.
+            suite = resolve_suite(name_or_path, None if self.rig is None else self.rig.config.ceilings)
         except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
             if not quiet:
                 self.w.report_error("suite", exc)
@@ -181,12 +195,16 @@ class Operations:
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
         try:
+            from uartlab.protocols.suite import within
+
             from ..experiment import Experiment
             from ..run_cli import select
             from ..session import RecordingSession
 
-            suite = select(panel.suite, panel.selected_trials() or None, panel.repeats() or None)
-        except (ImportError, ValueError) as exc:
+            # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
+            suite = select(within(panel.suite, rig.config.ceilings), panel.selected_trials() or None,
+                           panel.repeats() or None)
+        except (ImportError, ValueError, ConfigError) as exc:
             self.w.report_error("protocol", exc)
             return
         record = self.session is None and panel.record_box.isChecked()
@@ -209,13 +227,15 @@ class Operations:
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = session_path(folder, suite.name)
-                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite,
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True,
                                        expected_s=suite_seconds(suite))  # no room on the disk: refused
-            exp = Experiment(rig, suite, new or session, safe_action="hold")
+            exp = None
             try:
+                exp = Experiment(rig, suite, new or session, safe_action="hold")  # refuses what would trip
                 exp.start()
             except BaseException:
-                exp.close()
+                if exp is not None:
+                    exp.close()
                 live.close()
                 if new is not None:
                     new.close()
@@ -424,7 +444,8 @@ class Operations:
             self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
                             f"{e.message}")
             return
-        self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
+        if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
+            self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
         if e.kind == "trip":
             self.trip_reason = e.message
             self.show_safety()

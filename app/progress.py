@@ -1,0 +1,81 @@
+"""Progress of long work on stderr: a tqdm bar when stderr is a terminal, nothing otherwise.
+
+    with progress("compare", total=len(trials), unit="trial") as on_progress:
+        compare(..., on_progress=on_progress)          # the library calls on_progress(done, total)
+
+Library code (calibration/, app/compare/) takes a callback ``on_progress(done, total)`` (``total`` None
+when not known ahead, e.g. a model fit's simulations) and knows nothing of tqdm; the CLI makes the
+callback here. Shown when stderr is a terminal (tqdm's ``disable=None``) and the log level lets warnings
+through, so ``-q`` hides it; a pipe or a log file gets no bar. ``UARTLAB_PROGRESS=1`` shows it on any
+stream (plain lines at most every few seconds), ``UARTLAB_PROGRESS=0`` never. When the work ends, one
+INFO line says what was done and how long it took (``-v`` shows it; session and calibration logs keep it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+ENV = "UARTLAB_PROGRESS"
+OnProgress = Callable[[int, "int | None"], None]
+log = logging.getLogger(__name__)
+
+
+def shown() -> bool | None:
+    """True: always; False: never (-q, or UARTLAB_PROGRESS=0); None: when stderr is a terminal."""
+    env = os.environ.get(ENV, "").strip().lower()
+    if env in ("0", "no", "off", "false") or logging.getLogger().getEffectiveLevel() > logging.WARNING:
+        return False
+    if env in ("1", "yes", "on", "true"):
+        return True
+    return None
+
+
+@contextlib.contextmanager
+def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[OnProgress]:
+    """A bar for the block; yields ``on_progress(done, total=None)`` (a new ``total`` replaces the old)."""
+    from tqdm import tqdm
+
+    show = shown()
+    forced = show is True and not _isatty(sys.stderr)
+    bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None if show is None else not show,
+               leave=forced, dynamic_ncols=True, mininterval=5.0 if forced else 0.1, ascii=forced or None,
+               bar_format=None if total is not None else "{desc}: {n_fmt} {unit}s [{elapsed}]")
+    state = {"done": 0, "total": total}
+    started = time.monotonic()
+
+    def on_progress(done: int, new_total: int | None = None) -> None:
+        if new_total is not None and new_total != state["total"]:
+            state["total"] = bar.total = new_total
+            bar.bar_format = None  # tqdm's bar, now that there is a total
+        state["done"] = done
+        bar.update(done - bar.n if not bar.disable else 0)
+
+    on_progress.visible = not bar.disable  # type: ignore[attr-defined]  (a caller may then print less)
+    try:
+        yield on_progress
+    finally:
+        bar.close()
+    if state["total"] == 0:  # nothing to do (e.g. compare --no-figures): nothing to say
+        return
+    of = f" of {state['total']}" if state["total"] is not None else ""
+    units = unit if state["done"] == 1 else unit + "s"
+    log.info("%s: %s%s %s in %.1f s", desc, state["done"], of, units, time.monotonic() - started)
+
+
+def write(line: str) -> None:
+    """A line on stderr that does not tear an open bar (tqdm clears it, writes, draws it again)."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stderr)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
