@@ -114,6 +114,7 @@ class SessionRecorder:
         self._flush_lock = threading.Lock()  # one drain at a time: writer thread, flush(), close()
         self._start_lock = threading.Lock()
         self._trials_dirty = False
+        self._events_flushed = 0
         self._ds: dict[str, dict[str, h5py.Dataset]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -308,15 +309,29 @@ class SessionRecorder:
         except (OSError, RuntimeError, ValueError) as exc:
             # Nothing more is written from here on (write, event, flush and close all refuse): what the
             # last good flush left is the file, and the sentence says how much that is.
+            self._roll_back()
             self._error = RecordingError(self._stopped(exc))
             return
         finally:
             self.writer_cpu_s += time.thread_time() - t0
         self.flushed = {name: self._ds[name][HOST_TIME].shape[0] for name in self.specs}
+        self._events_flushed = self._file["events"].shape[0]
         for name, (first, last) in spans.items():
             self.flushed_span_s[name] = (self.flushed_span_s.get(name, (first, last))[0], last)
         if self.on_flush is not None:
             self.on_flush(dict(self.flushed))
+
+    def _roll_back(self) -> None:
+        """Shrink every dataset back to its length at the last good flush: the appends of the flush that
+        failed are in HDF5's memory, and closing the file would write them if the disk still takes it,
+        leaving a file longer than the sentence says (and maybe a stream whose fields outgrew its host time)."""
+        lengths = [(d, self.flushed.get(name, 0)) for name, group in self._ds.items() for d in group.values()]
+        with contextlib.suppress(Exception):
+            lengths.append((self._file["events"], self._events_flushed))
+        for d, n in lengths:
+            if d.shape[0] != n:
+                with contextlib.suppress(Exception):  # a dead disk refuses this too; then nothing is written
+                    d.resize((n, *d.shape[1:]))
 
     def _append(self, name: str, records: list[Record]) -> tuple[float, float]:
         g = self._ds[name]

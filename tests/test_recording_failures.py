@@ -195,6 +195,50 @@ def unplug(monkeypatch):
     return unplugged
 
 
+def test_a_flush_that_fails_half_way_leaves_the_file_as_last_flushed(tmp_path, unplug):
+    """The disk goes between two streams' appends of one flush: the first stream's new rows are in HDF5's
+    memory only, and must not reach the file at close, which keeps exactly what the sentence says."""
+    from test_recorder import ACT, DAQ, META
+
+    rec = SessionRecorder(tmp_path / "s.h5", META, flush_interval_s=60)
+    rec.add_stream(ACT)
+    rec.add_stream(DAQ)
+
+    def block(t0: float) -> list[Record]:
+        return [Record("actuators", t0 + np.arange(10) / 200, {"excursion_m": np.ones((10, 6)),
+                                                               "moving": np.zeros((10, 6), bool)}),
+                Record("daq", t0 + np.arange(96) / 19200, {"volts": np.ones((96, 13)), "sample_index": np.arange(96)})]
+
+    for r in block(0.0):
+        rec.write(r)
+    rec.event(Event(0.0, "phase", "test", "first"))
+    rec.flush()
+    for r in block(1.0):
+        rec.write(r)
+    rec.event(Event(1.0, "phase", "test", "second"))
+    calls = []
+    original = SessionRecorder._append   # the unplug fixture's: every append fails once it is set
+
+    def actuators_then_unplug(self, name, records):
+        calls.append(name)
+        out = original(self, name, records)
+        unplug.set()           # after the first stream of this flush: the next append meets the dead disk
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SessionRecorder, "_append", actuators_then_unplug)
+        with pytest.raises(RecordingError) as err:
+            rec.flush()
+    assert calls == ["actuators", "daq"]
+    with pytest.raises(RecordingError):
+        rec.close()
+    sentence = str(err.value)
+    assert sentence.endswith("the file keeps the first 0.0 s (actuators 10 samples, daq 96)"), sentence
+    with SessionFile(tmp_path / "s.h5") as f:
+        assert (f.length("actuators"), f.length("daq")) == (10, 96)
+        assert [e.message for e in f.events()] == ["first"]
+
+
 @pytest.mark.realtime
 def test_a_removed_disk_mid_run_holds_and_no_write_is_tried_after_it(tmp_path, unplug):
     suite = one_pull()
