@@ -1,9 +1,9 @@
 """What a rig takes from rig.toml and the calibration store, in one place, so the drivers, a run's
 pre-flight, the GUI and the live model agree on it.
 
-Every stored value is checked where it is applied: numbers finite, SEA fits physical (the same bounds as
-rig.toml's, app/rig_config.py ``sea_problem``), the Nano17's tool transform and tare six numbers each; a
-bad one is a ConfigError "STORE_FILE:LINE: values.KEY: reason" before any device uses it.
+Every stored value is checked as the store reads it (calibration/record_checks.py): numbers finite, SEA
+fits physical (the same bounds as rig.toml's, ``drivers.sea.sea_problem``), the Nano17's tool transform and
+tare six numbers each; a bad one is one error "STORE_FILE:LINE: values.KEY: reason" before any device uses it.
 
 Precedence, per kind: rig.toml's own values, else the store's current calibration (``[calibration]
 store``), else - on the twin only - the twin's true constants (what a perfect calibration would find).
@@ -13,8 +13,6 @@ joints stream is absent, and a run's pre-flight refuses with the sentence ``stat
 
 from __future__ import annotations
 
-import contextlib
-import math
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +22,8 @@ from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.sim import FingerParams
 from uartlab.sim.names import TENDONS
-from uartlab.sim.toml_lines import line_of_key
 
-from .rig_config import ConfigError, RigConfig, sea_problem
+from .rig_config import ConfigError, RigConfig
 
 
 class RigCalibrations:
@@ -40,10 +37,7 @@ class RigCalibrations:
             return None
         from uartlab.calibration.store import CalibrationStore
 
-        record = CalibrationStore(self.config.calibration_store).current(kind)
-        if record is not None:
-            check_record(record)
-        return record
+        return CalibrationStore(self.config.calibration_store).current(kind)  # checked as it is read
 
     def check_files(self) -> None:
         """Read the files this config names now, before anything starts (a run and a dry run do): the
@@ -149,49 +143,3 @@ class RigCalibrations:
         from uartlab.calibration.applied import MODEL_KINDS, params_with
 
         return params_with(params, {kind: self.stored(kind) for kind in MODEL_KINDS})  # stored(): checked
-
-
-
-# ------------------------------------------------------------------ sanity of stored values
-_SIX = {"nano17": ("tool_transform_mm_deg", "bias_V")}   # values that must be six numbers
-
-
-def check_record(record) -> None:
-    """Refuse a stored calibration whose values cannot be physical: any number not finite, an SEA fit out of
-    rig.toml's bounds, a tool transform or tare that is not six numbers. The error names the record's file."""
-    for key, value in _numbers(record.values):
-        if not math.isfinite(value):
-            raise record_error(record, key, f"must be a finite number, got {value!r}")
-    if record.kind == "sea":
-        for tendon in TENDONS:
-            fit = record.values.get(tendon, {})
-            for name in ("v0_V", "gain_N_per_V"):
-                if name not in fit:
-                    raise record_error(record, f"{tendon}.{name}", "missing")
-                if problem := sea_problem(name, fit[name]):
-                    raise record_error(record, f"{tendon}.{problem[0]}", problem[1])
-    for name in _SIX.get(record.kind, ()):
-        value = record.values.get(name)
-        if value is not None and (not isinstance(value, list) or len(value) != 6):
-            raise record_error(record, name, f"expected 6 numbers, got {value!r}")
-
-
-def record_error(record, key: str, reason: str) -> ConfigError:
-    line = None
-    if record.path is not None:
-        with contextlib.suppress(OSError):
-            line = line_of_key(Path(record.path).read_text(encoding="utf-8"), f"values.{key}")
-    where = f"{record.path}:{line}" if line else f"{record.path}"
-    return ConfigError(f"{where}: values.{key}: {reason}")
-
-
-def _numbers(value, key: str = ""):
-    """(dotted key, float) for every number in a record's values (tables and lists, nested)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _numbers(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from _numbers(v, f"{key}[{i}]")
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        yield key, float(value)

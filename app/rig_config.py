@@ -21,7 +21,7 @@ from pathlib import Path
 from uartlab.drivers.interfaces import ConfigError
 from uartlab.drivers.mx64 import CENTER_TICKS
 from uartlab.drivers.mx64_bus import WATCHDOG_MS
-from uartlab.drivers.sea import SeaCalibration, SeaGeometry
+from uartlab.drivers.sea import SeaCalibration, SeaGeometry, sea_problem
 from uartlab.drivers.usb6210 import parse_channels
 from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
 from uartlab.protocols.limits import Ceilings, Limits
@@ -107,11 +107,6 @@ MIN_STREAM_AGE_S = 0.01
 MAX_STREAM_AGE_S = 5.0
 # The recorder flushes at least this often: longer puts more of a session at risk in a crash.
 MAX_FLUSH_INTERVAL_S = 5.0
-# SEA fits: the pot spans 0-5 V over its travel, and no MX-64 can pull more than ~300 N through a 20 mm spool
-# (6 N*m stall torque): above 1000 N/V, 5 V would read 5000 N and 1 mV of pot noise 1 N - a unit mistake, not
-# a spring. Zero or negative reads every pull as no force (or a push): the force interlock would never trip.
-MAX_SEA_GAIN_N_PER_V = 1000.0
-DAQ_RANGE_V = 10.0            # the USB-6210's widest input range, +-10 V: a pot zero outside it cannot be read
 # [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
 # MX-64's 6 N*m stall torque through a 20 mm spool; 70 N the largest Nano17 calibration's rated Fz (SI-50-0.5);
 # 60 mm the calibration procedures' own travel limit (calibration/at_rig.py MAX_TRAVEL_M).
@@ -301,18 +296,6 @@ def _sea(t: _Table, daq: DaqConfig) -> SeaConfig:
         sub.done()
     t.done()
     return SeaConfig(tuple(cals))
-
-
-def sea_problem(key: str, value: float) -> tuple[str, str] | None:
-    """(key, reason) when an SEA fit's value is not physical (see MAX_SEA_GAIN_N_PER_V), else None; also what
-    app/rig_calibrations.py checks the calibration store's SEA fits with."""
-    value = float(value)
-    if key == "gain_N_per_V" and not 0.0 < value <= MAX_SEA_GAIN_N_PER_V:
-        return key, (f"must be > 0 and <= {MAX_SEA_GAIN_N_PER_V:g} N/V (a 0-5 V pot on an SEA that carries tens "
-                     f"of N), got {value:g}")
-    if key == "v0_V" and not -DAQ_RANGE_V <= value <= DAQ_RANGE_V:
-        return key, f"must be within the DAQ's +-{DAQ_RANGE_V:g} V, got {value:g}"
-    return None
 
 
 def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:

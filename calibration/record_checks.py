@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from uartlab.drivers.sea import sea_problem
 from uartlab.sim.names import TENDONS
 
 Fail = Callable[[str, str], NoReturn]   # (dotted key, reason) -> raises, naming the file and line
@@ -42,6 +43,8 @@ def _sea(values: dict, fail: Fail) -> None:
                 fail(f"{key}.{name}", "missing")
         for name, value in table.items():
             _number(value, f"{key}.{name}", fail)
+            if problem := sea_problem(name, value):
+                fail(f"{key}.{problem[0]}", problem[1])
 
 
 def _servo_zero(values: dict, fail: Fail) -> None:

@@ -16,6 +16,11 @@ import numpy as np
 
 from .mx64 import CENTER_TICKS, TICKS_PER_REV
 
+# SEA fits: the pot spans 0-5 V over its travel, and no MX-64 can pull more than ~300 N through a 20 mm spool
+# (6 N*m stall torque): above 1000 N/V, 5 V would read 5000 N and 1 mV of pot noise 1 N - a unit mistake, not
+# a spring. Zero or negative reads every pull as no force (or a push): the force interlock would never trip.
+MAX_SEA_GAIN_N_PER_V = 1000.0
+DAQ_RANGE_V = 10.0            # the USB-6210's widest input range, +-10 V: a pot zero outside it cannot be read
 NOMINAL_REFERENCE_V = 5.0  # the pots are fed from the 6210's +5 V terminal (device-notes section 4)
 
 
@@ -106,3 +111,15 @@ def _scalar(x: float | np.ndarray) -> float | np.ndarray:
     """Keep scalars as floats so a single SEA's calibration prints and compares simply."""
     a = np.asarray(x, dtype=float)
     return float(a) if a.ndim == 0 else a
+
+
+def sea_problem(key: str, value: float) -> tuple[str, str] | None:
+    """(key, reason) when an SEA fit's value is not physical (see MAX_SEA_GAIN_N_PER_V), else None: what rig.toml's
+    fits and the calibration store's are checked with."""
+    value = float(value)
+    if key == "gain_N_per_V" and not 0.0 < value <= MAX_SEA_GAIN_N_PER_V:
+        return key, (f"must be > 0 and <= {MAX_SEA_GAIN_N_PER_V:g} N/V (a 0-5 V pot on an SEA that carries tens "
+                     f"of N), got {value:g}")
+    if key == "v0_V" and not -DAQ_RANGE_V <= value <= DAQ_RANGE_V:
+        return key, f"must be within the DAQ's +-{DAQ_RANGE_V:g} V, got {value:g}"
+    return None

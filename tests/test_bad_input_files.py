@@ -208,7 +208,7 @@ CASES = {
     "compare-params-b-bad": (lambda t, s: (["compare", str(s), "--out", str(t / "r"), "--params-b",
                                             str(write(t / "q.toml", 'schema = 3\n'))], ["q.toml:1:", "schema"]),
                              BAD_INPUT),
-    "calibrate-model-start-bad": (lambda t, s: (["calibrate", "model", "--dry-run", "--session", str(s), "--start",
+    "calibrate-model-params-bad": (lambda t, s: (["calibrate", "model", "--dry-run", "--session", str(s), "--params",
                                                  str(write(t / "q.toml", b"\xff\xfe"))], ["q.toml", "UTF-8"]),
                                   BAD_INPUT),
     "run-params-bad": (lambda t, s: (["run", "free_motion", "--out", str(t / "rec"), "--params",

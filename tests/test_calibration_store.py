@@ -63,7 +63,7 @@ def test_current_entries_resolve_inside_the_store(tmp_path, pointer):
     store.save(_record())
     (tmp_path / "outside.toml").write_text(_record(gain=99.0).to_toml())
     (store_root / "current.toml").write_text(f'schema = "uartlab.calibration/1"\n[current]\nsea = "{pointer}"\n')
-    with pytest.raises(CalibrationError, match=r"current.toml: current.sea: .* is outside the store"):
+    with pytest.raises(CalibrationError, match=r"current.toml:3: current.sea: .* is outside the store"):
         store.current("sea")
     with pytest.raises(CalibrationError, match="outside the store"):
         current_calibration_texts(store_root)

@@ -28,6 +28,8 @@ from uartlab.protocols.limits import (
 from uartlab.protocols.suite import SuiteError, builtin_suite, parse_suite, resolve_suite, within
 from uartlab.sim.names import TENDONS
 
+from uartlab.errors import UartlabError
+
 TWIN_RIG = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
 
 SUITE = """\
@@ -264,18 +266,22 @@ def test_a_recording_folder_through_a_file_is_refused_at_load(tmp_path):
 
 
 def test_a_stored_sea_fit_with_zero_gain_is_refused_naming_its_file(tmp_path):
+    """The store refuses to write a fit that cannot be physical, and refuses to read one edited in by hand."""
     store = CalibrationStore(tmp_path / "store")
     fits = {t: {"v0_V": 1.0, "gain_N_per_V": 7.0} for t in TENDONS}
     fits["ED"]["gain_N_per_V"] = 0.0
+    with pytest.raises(UartlabError, match=r"values.ED.gain_N_per_V: must be > 0"):
+        store.save(CalibrationRecord("sea", fits))
+    fits["ED"]["gain_N_per_V"] = 7.0
     path = store.save(CalibrationRecord("sea", fits))
     config = parse_rig_config(TWIN_RIG.replace('store = ""', f'store = "{tmp_path / "store"}"'), "rig.toml")
-    with pytest.raises(ConfigError) as info:
-        RigCalibrations(config).sea()
-    assert re.match(rf"{re.escape(str(path))}:\d+: values.ED.gain_N_per_V: must be > 0", str(info.value))
-    fits["ED"]["gain_N_per_V"] = float("nan")
-    path = store.save(CalibrationRecord("sea", fits))
-    with pytest.raises(ConfigError, match=rf"{re.escape(str(path))}:\d+: values.ED.gain_N_per_V: must be a finite"):
-        RigCalibrations(config).sea()
+    for edited, reason in (("0.0", "must be > 0"), ("nan", "must be a finite")):
+        text = path.read_text()
+        ed = text.index("[values.ED]")
+        path.write_text(text[:ed] + text[ed:].replace("gain_N_per_V = 7.0", f"gain_N_per_V = {edited}", 1))
+        with pytest.raises(UartlabError, match=rf"{re.escape(str(path))}:\d+: values.ED.gain_N_per_V: {reason}"):
+            RigCalibrations(config).sea()
+        path.write_text(text)
 
 
 @pytest.mark.parametrize("old, new, reason", [
