@@ -206,6 +206,7 @@ class Engine:
     def _tick(self) -> None:
         with self._lock:
             self._drain()
+            self._before_tick()
             now = time.monotonic()
             obs = self.latest.observation(now, self._streams)
             command = self.runner.tick(self._protocol_now(now), obs)
@@ -214,6 +215,9 @@ class Engine:
             if self.runner.phase in TERMINAL:
                 self._finished.set()
             self._ticked.notify_all()
+
+    def _before_tick(self) -> None:
+        """What a kind of run checks on every tick before the runner's interlocks (its recording)."""
 
     def _drain(self) -> None:
         for item in self._sub.drain():

@@ -13,16 +13,18 @@ each trial and its steady state written into the session file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.errors import RecordingError
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
-from uartlab.protocols.runner import Phase, Pretension, Runner, TrialResult
+from uartlab.protocols.runner import Action, Phase, Pretension, Runner, TrialResult
 from uartlab.protocols.suite import Suite, SuiteTrial
 
-from .engine import PRE_TRIP_S, Engine, PreflightError  # noqa: F401 - PreflightError: where runs raise it
+from .engine import PRE_TRIP_S, TERMINAL, Engine, PreflightError  # noqa: F401 - PreflightError: where runs raise it
 from .run_state import (  # noqa: F401 - PHASES, WATCHED_STREAMS, runner_spec re-exported for the stream's users
     DEFAULT_CONTROL_RATE_HZ,
     PHASES,
@@ -124,6 +126,16 @@ class Experiment(Engine):
                 self._end_trial(f"aborted: {self.runner.phase.name} when the run was closed")
 
     # ------------------------------------------------------------ trials -> file
+    def _before_tick(self) -> None:
+        """The recorder failing (disk full, folder gone) stops a running plan like a trip: FAULT, the configured
+        safe action, the recorder's sentence (which file, what it keeps) as the reason. Checked before the
+        interlocks, which would otherwise trip on the session's "fault" event with less to say."""
+        error = getattr(self.session, "error", None)
+        if error is None or self.runner.phase in (*TERMINAL, Phase.SAFE):
+            return
+        safe = "the servos holding" if self.runner.safe_action is Action.HOLD else "torque off"
+        self.runner.fault(self._protocol_now(), "recording", "recorder", f"{error}; the run stopped with {safe}")
+
     def _on_phase(self, phase: Phase, now: float) -> None:
         if phase is Phase.ACTUATE:
             self._begin_trial(now)
@@ -149,14 +161,27 @@ class Experiment(Engine):
         self._trial_open = True
         self.rig.hub.event("trial", "runner", f"start {trial.name!r} repeat {repeat}/{trial.repeats}", now)
         if self.session is not None:
-            self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat, now)
+            with self._unless_recording_failed():
+                self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat,
+                                         now)
 
     def _end_trial(self, outcome: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
         self._trial_open = False
         self.rig.hub.event("trial", "runner", f"stop: {outcome}", now)
         if self.session is not None:
-            self.session.end_trial(outcome, now)
+            with self._unless_recording_failed():
+                self.session.end_trial(outcome, now)
+
+    @contextlib.contextmanager
+    def _unless_recording_failed(self):
+        """A failed recording refuses trials; that must not raise through the loop (whose error path turns
+        torque off): the next tick's _check_recording latches FAULT with the configured safe action."""
+        try:
+            yield
+        except RecordingError:
+            if getattr(self.session, "error", None) is None:
+                raise
 
     def trial_parameters(self, trial: SuiteTrial, repeat: int) -> dict:
         """What the session file's trial says about itself (docs/session-file.md, "Trials")."""

@@ -46,6 +46,23 @@ def log_event(event) -> None:
     events_log.log(event_level(event.kind), "%s [%s] %s", event.kind, event.source, event.message)
 
 
+class _QuietFileHandler(logging.FileHandler):
+    """A log file whose disk fills up or goes away stops taking lines, silently: logging's own report (a
+    traceback on stderr per line) or an OSError at close would bury the one line that says what failed
+    (the recorder's sentence, app/recorder.py), and the console still has every warning."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self.setLevel(logging.CRITICAL + 1)  # nothing more is tried
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            super().flush()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            super().close()
+
+
 class LogCapture:
     """The records of one session or procedure: into a file as they come, or in memory until write_to."""
 
@@ -54,7 +71,7 @@ class LogCapture:
         self._buffer = io.StringIO() if path is None else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.handler: logging.Handler = logging.FileHandler(self.path, encoding="utf-8")
+            self.handler: logging.Handler = _QuietFileHandler(self.path, encoding="utf-8")
         else:
             self.handler = logging.StreamHandler(self._buffer)
         self.handler.setLevel(level)

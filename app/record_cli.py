@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -40,11 +41,15 @@ def main(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the session's log beside its file
-        session = RecordingSession(rig, path, operator=args.operator, notes=args.notes)
+        # The free-space pre-flight refuses (exit 3) before the file is created.
+        session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, expected_s=args.seconds)
+        for warning in session.warnings:
+            print(f"warning: {warning}", file=sys.stderr, flush=True)
         print(f"recording {path} (Ctrl-C to stop)", flush=True)
         started = time.monotonic()
         try:
-            while not stop.wait(0.5):
+            # A failed recorder (disk full, folder gone) ends it at once: close() raises its one sentence (exit 3).
+            while not stop.wait(0.1) and session.error is None:
                 if args.seconds is not None and time.monotonic() - started >= args.seconds:
                     break
         finally:

@@ -103,6 +103,7 @@ class SessionRecorder:
         self.on_flush = on_flush  # called on the writer thread after every flush with samples on disk
         self.specs: dict[str, StreamSpec] = {}
         self.flushed: dict[str, int] = {}
+        self.flushed_span_s: dict[str, tuple[float, float]] = {}  # host time of each stream's first, last flushed
         self.dropped: dict[str, int] = {}
         self.writer_cpu_s = 0.0
         self._pending: dict[str, list[Record]] = {}
@@ -112,6 +113,7 @@ class SessionRecorder:
         self._flush_lock = threading.Lock()  # one drain at a time: writer thread, flush(), close()
         self._start_lock = threading.Lock()
         self._trials_dirty = False
+        self._events_flushed = 0
         self._ds: dict[str, dict[str, h5py.Dataset]] = {}
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -284,11 +286,12 @@ class SessionRecorder:
             trials = [dict(t) for t in self._trials] if self._trials_dirty else None
             self._trials_dirty = False
             n_bytes, self._pending_bytes = self._pending_bytes, 0
+        spans = {}
         try:
             self._check_free_space(n_bytes)
             for name, records in pending.items():
                 if records:
-                    self._append(name, records)
+                    spans[name] = self._append(name, records)
             if events:
                 ds = self._file["events"]
                 n = ds.shape[0]
@@ -303,15 +306,33 @@ class SessionRecorder:
             self._file.flush()
             self._check_still_there()
         except (OSError, RuntimeError, ValueError) as exc:
-            self._error = RecordingError(self._explain(exc, "recording stopped"))
+            # Nothing more is written from here on (write, event, flush and close all refuse): what the
+            # last good flush left is the file, and the sentence says how much that is.
+            self._roll_back()
+            self._error = RecordingError(self._stopped(exc))
             return
         finally:
             self.writer_cpu_s += time.thread_time() - t0
         self.flushed = {name: self._ds[name][HOST_TIME].shape[0] for name in self.specs}
+        self._events_flushed = self._file["events"].shape[0]
+        for name, (first, last) in spans.items():
+            self.flushed_span_s[name] = (self.flushed_span_s.get(name, (first, last))[0], last)
         if self.on_flush is not None:
             self.on_flush(dict(self.flushed))
 
-    def _append(self, name: str, records: list[Record]) -> None:
+    def _roll_back(self) -> None:
+        """Shrink every dataset back to its length at the last good flush: the appends of the flush that
+        failed are in HDF5's memory, and closing the file would write them if the disk still takes it,
+        leaving a file longer than the sentence says (and maybe a stream whose fields outgrew its host time)."""
+        lengths = [(d, self.flushed.get(name, 0)) for name, group in self._ds.items() for d in group.values()]
+        with contextlib.suppress(Exception):
+            lengths.append((self._file["events"], self._events_flushed))
+        for d, n in lengths:
+            if d.shape[0] != n:
+                with contextlib.suppress(Exception):  # a dead disk refuses this too; then nothing is written
+                    d.resize((n, *d.shape[1:]))
+
+    def _append(self, name: str, records: list[Record]) -> tuple[float, float]:
         g = self._ds[name]
         t = np.concatenate([r.host_time_s for r in records]) if len(records) > 1 else records[0].host_time_s
         n0, n = g[HOST_TIME].shape[0], t.shape[0]
@@ -325,6 +346,7 @@ class SessionRecorder:
             ds[n0:] = block
         g[HOST_TIME].resize((n0 + n,))
         g[HOST_TIME][n0:] = t
+        return float(t[0]), float(t[-1])
 
     def _check_free_space(self, n_bytes: int) -> None:
         # Stop *before* HDF5 meets ENOSPC: a write that fails half-way can leave metadata that the
@@ -345,6 +367,32 @@ class SessionRecorder:
         raise FileNotFoundError(errno.ENOENT, "the session file is no longer at its path", self.path)
 
     # ------------------------------------------------------------ errors and close
+    @property
+    def error(self) -> RecordingError | None:
+        """Why the recording stopped (one sentence naming the file and what it keeps), None while it records."""
+        return self._error
+
+    def kept(self) -> str:
+        """What the last good flush put in the file: "the first 12.3 s (daq 12 300 samples, runner 1 230)"."""
+        spans = self.flushed_span_s.values()
+        if not spans:
+            return "no samples"
+        seconds = max(last for _, last in spans) - min(first for first, _ in spans)
+        counts = ", ".join(f"{name} {n:,}".replace(",", " ") + (" samples" if i == 0 else "")
+                           for i, (name, n) in enumerate((k, v) for k, v in self.flushed.items() if v))
+        return f"the first {seconds:.1f} s ({counts})"
+
+    def _stopped(self, exc: BaseException) -> str:
+        """The one sentence for a recording that stopped: which file, why, and what of it is left."""
+        why = self._why(exc)
+        try:
+            there = os.stat(self.path).st_ino == self._inode
+        except OSError:
+            there = False
+        left = f"the file keeps {self.kept()}" if there else \
+            f"nothing is left at that path (it had {self.kept()} when last flushed)"
+        return f"recording stopped: {self.path}: {why}; {left}"
+
     def _check(self) -> None:
         if self._closed:
             raise RecordingError(f"{self.path}: the recording is closed")
@@ -352,6 +400,9 @@ class SessionRecorder:
             raise self._error
 
     def _explain(self, exc: BaseException, what: str) -> str:
+        return f"{self.path}: {what}: {self._why(exc)}; everything flushed before this is kept and readable"
+
+    def _why(self, exc: BaseException) -> str:
         folder = os.path.dirname(os.path.abspath(self.path))
         code = getattr(exc, "errno", None)
         text = str(exc)
@@ -360,12 +411,18 @@ class SessionRecorder:
         elif code == errno.EFBIG or "too large" in text:
             why = "the file size limit was reached"
         elif not os.path.isdir(folder):
-            why = f"the output folder {folder} has vanished (what was written went with it)"
+            why = f"the output folder {folder} has vanished"
         elif not os.path.exists(self.path):
             why = "the file was deleted while recording"
+        elif code in (errno.EACCES, errno.EPERM) or "Permission denied" in text:
+            why = "permission to write it was lost"
+        elif code == errno.EROFS or "Read-only file system" in text:
+            why = "the disk became read-only"
+        elif code == errno.EIO or "Input/output error" in text:
+            why = "the disk does not answer (input/output error: removed or failing)"
         else:
-            why = text
-        return f"{self.path}: {what}: {why}; everything flushed before this is kept and readable"
+            why = (getattr(exc, "strerror", None) or text).rstrip(".")
+        return why
 
     def close(self) -> None:
         """Flush everything, then mark the file complete (a clean close). Raises RecordingError if it had failed."""

@@ -6,8 +6,10 @@
     uartlab demo                                  # the twin at 4x, one repeat of each free-motion trial
 
 Ctrl-C is the E-stop: torque off at once, the trip recorded, the file closed cleanly; a second Ctrl-C
-leaves without waiting. Exit status: 0 when the run finished, 1 when it ended in FAULT or was aborted,
-2 for bad input (suite, rig.toml) before anything moved, 130 after an E-stop from the keyboard.
+leaves without waiting. Exit status: 0 when the run finished, 1 when it ended in FAULT (a recorder failure
+mid-run included: it stops the run like a trip) or was aborted, 2 for bad input (suite, rig.toml) before
+anything moved, 3 when the output disk has no room for the session (pre-flight) or the file failed after the
+run ended, 130 after an E-stop from the keyboard.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from uartlab.errors import RecordingError
 from uartlab.sim.names import JOINTS
 
 from .cli_types import positive_float, positive_int
@@ -32,6 +35,7 @@ if TYPE_CHECKING:  # the rig, the protocols and session files load when a comman
 
     from .experiment import Experiment, ExperimentStatus, SteadyState
     from .rig_config import RigConfig
+    from .session import RecordingSession
 
 log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
@@ -93,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
             RigCalibrations(config).check_files()
         return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings))
     from .experiment import Experiment
+    from .free_space import suite_seconds
     from .logs import log_file
     from .rig import Rig
     from .session import RecordingSession, session_path
@@ -109,11 +114,20 @@ def main(args: argparse.Namespace) -> int:
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
     quiet = args.json or getattr(args, "quiet", 0) > 0
+    failure = None
     try:
         with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the run's log beside its session file
             log.info("uartlab %s %s: session %s", getattr(args, "command", "run"), suite.name, path.name)
             live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
-            session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite)
+            try:  # the free-space pre-flight may refuse (exit 3) before anything moves
+                session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite,
+                                           expected_s=suite_seconds(suite))
+            except BaseException:
+                if live is not None:
+                    live.close()
+                raise
+            for warning in session.warnings:
+                print(f"warning: {warning}", file=sys.stderr, flush=True)
             for source in sources:  # into the session's events: which calibrations the model ran with
                 rig.hub.event("calibration", "model", f"live model uses {source}")
             exp = Experiment(rig, suite, session, safe_action=args.safe_action)
@@ -123,15 +137,28 @@ def main(args: argparse.Namespace) -> int:
                 exp.close()
                 if live is not None:
                     live.close()
-                session.close()
+                failure = _close_session(session, exp)
             log.info("run ended %s: %d of %d trials run%s", status.phase, len(status.results), status.n_trials,
                      f"; {status.fault_reason}" if status.fault_reason else "")
     finally:
         signal.signal(signal.SIGINT, previous)
     _report(path, suite, exp, status, args.json, live)
+    if failure is not None:  # the file failed after the run ended: an I/O failure (exit 3)
+        raise failure
     if estop.is_set():
         return 130
     return 1 if status.phase in ("FAULT", "ABORTED") else 0
+
+
+def _close_session(session: RecordingSession, exp: Experiment) -> RecordingError | None:
+    """Close the file. A recorder failure during the run has already stopped it (FAULT, the configured safe
+    action, the sentence in the fault reason): exit 1 like any run that ended in FAULT. One that came after
+    the run ended is returned, to be raised after the summary (exit 3)."""
+    try:
+        session.close()
+    except RecordingError as exc:
+        return None if str(exc) in (exp.status().fault_reason or "") else exc
+    return None
 
 
 def _live_model(rig, suite: Suite, args: argparse.Namespace):

@@ -8,6 +8,7 @@ clock offset and drift, so the file says how its streams line up and what, if an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -16,6 +17,8 @@ import time
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
+
+from uartlab.errors import RecordingError
 
 from .logs import log_event, log_file
 from .recorder import SessionRecorder
@@ -54,13 +57,25 @@ def rig_texts(rig) -> tuple[str, dict[str, str]]:
 
 
 class RecordingSession:
-    """Record a started rig into ``path`` until ``close()``."""
+    """Record a started rig into ``path`` until ``close()``.
+
+    If the recorder fails (disk full, folder gone, permission lost), the session stops at once: it leaves
+    the hub, publishes one "fault" event saying which file and how much of it was kept (``error``), and
+    ``close()`` closes the file as far as the disk allows and raises that RecordingError.
+    """
 
     def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
-                 flush_interval_s: float | None = None, protocol=None, log: bool = False):
+                 flush_interval_s: float | None = None, protocol=None, log: bool = False,
+                 expected_s: float | None = None):
         """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.
         ``log``: keep the log records (INFO and above) in ``<session>.log`` beside the file until close (the
-        GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/logs.py)."""
+        GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/logs.py).
+        ``expected_s``: how long it should last (None: open-ended), for the free-space pre-flight, which
+        refuses with RecordingError before the file is created and leaves a warning in ``warnings``."""
+        from .free_space import check_free_space
+
+        warning = check_free_space(Path(path).parent, rig.hub.specs, expected_s)
+        self.warnings = [warning] if warning else []
         config_text, calibrations = rig_texts(rig)
         flush = flush_interval_s if flush_interval_s is not None else rig.config.recording.flush_interval_s
         self.rig = rig
@@ -83,22 +98,33 @@ class RecordingSession:
         logger.info("recording session %s (%s%s), streams %s", self.path, f"operator {operator!r}" if operator
                  else "no operator", f", protocol {Path(protocol.source).name}" if protocol is not None else "",
                  ", ".join(self.recorder.specs))
+        for text in self.warnings:  # into the file's events and the GUI's log
+            rig.hub.event("warning", "recorder", text)
 
     @property
     def path(self) -> str:
         return self.recorder.path
 
+    @property
+    def error(self) -> BaseException | None:
+        """Why the recording stopped (one sentence: the file, the cause, what it keeps); None while recording."""
+        return self._error or self.recorder.error
+
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
+                if self.recorder.error is not None:  # the writer thread failed between two items
+                    raise self.recorder.error
                 item = self._sub.get(timeout_s=0.1)
                 if item is not None:
                     self._write(item)
             for item in self._sub.drain():
                 self._write(item)
-        except BaseException as exc:  # noqa: BLE001 - recorded, reported at close; acquisition goes on
+        except BaseException as exc:  # noqa: BLE001 - said now, raised at close; acquisition goes on
             self._error = exc
-            self.rig.hub.event("fault", "recorder", f"recording stopped: {exc}")
+            self._sub.close()  # stop at once: nothing more queues up for a file that takes no more
+            text = str(exc) if isinstance(exc, RecordingError) else f"recording stopped: {self.path}: {exc}"
+            self.rig.hub.event("fault", "recorder", text)
 
     def _write(self, item: Record | Event) -> None:
         if isinstance(item, Event):
@@ -115,9 +141,22 @@ class RecordingSession:
         self.recorder.end_trial(outcome, host_time_s)
 
     def close(self) -> dict:
-        """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary."""
+        """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary.
+        After a failure: close the file as far as the disk allows, and raise why the recording stopped."""
         self._stop.set()
         self._thread.join(timeout=30)
+        if self.error is not None:
+            self._sub.close()
+            try:
+                with contextlib.suppress(RecordingError):  # the same failure, said once below
+                    self.recorder.close()
+                # INFO: into the log file beside the session; the console has it once, from the command
+                logger.info("session %s closed after its recording stopped: %s", self.path, self.error)
+            finally:
+                if self._log is not None:
+                    self._log.__exit__(None, None, None)
+                    self._log = None
+            raise self.error
         summary = {
             "hub_drops": self.rig.hub.drop_counts(),
             "recorder_drops": dict(self.recorder.dropped),

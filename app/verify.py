@@ -108,7 +108,8 @@ def _summary(r: VerifyReport) -> str:
     if r.complete:
         head = "clean close"
     else:
-        head = "not closed cleanly (the recorder was killed or crashed): samples up to the last flush are kept"
+        head = ("not closed cleanly (the recorder was killed, crashed or stopped on an error such as a full disk): "
+                "samples up to the last flush are kept")
     lines = [f"{r.path}: {head}", f"  samples per stream: {per_stream}",
              f"  events: {r.n_events}" + (f", last event {r.last_event}" if r.last_event else ""),
              f"  trials: {r.n_trials}"]

@@ -220,6 +220,7 @@ class Operations:
 
         from uartlab.sim import Finger
 
+        from ..free_space import suite_seconds
         from ..live_model import LiveModel
         from ..session import session_path
 
@@ -235,7 +236,8 @@ class Operations:
             if record:
                 folder.mkdir(parents=True, exist_ok=True)
                 path = session_path(folder, suite.name)
-                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True)
+                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True,
+                                       expected_s=suite_seconds(suite))  # no room on the disk: refused
             exp = None
             try:
                 exp = Experiment(rig, suite, new or session, safe_action="hold")  # refuses what would trip
