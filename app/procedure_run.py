@@ -26,6 +26,7 @@ import numpy as np
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.steps import (
+    JOG_MAX_M,
     RELEASE_SPEED_M_PER_S,
     Hold,
     Move,
@@ -162,6 +163,24 @@ def return_to_start(rig, start_m: np.ndarray, say=None) -> str:
         run.step(WaitUntilStill(timeout_s=10.0))
         run.finish("back at the start")
     text = "tendons back where the run started"
+    if say is not None:
+        say(text)
+    return text
+
+
+def jog(rig, tendon: str, delta_m: float, say=None) -> str:
+    """Move one tendon by ``delta_m`` (+ reels in) at the engine's safe speed, under every interlock (the rig's
+    ceilings included): the operator's nudge, e.g. to take up slack by hand."""
+    i = TENDONS.index(tendon)
+    if not 0 < abs(delta_m) <= JOG_MAX_M:
+        raise ValueError(f"jog {tendon}: a step of {delta_m * 1e3:g} mm; give 0 < |step| <= {JOG_MAX_M * 1e3:g} mm")
+    with rig.motion(f"jog {tendon}", max_travel_m=JOG_MAX_M) as run:
+        goal = run.goal_m
+        goal[i] += delta_m
+        run.step(Move(tuple(goal)))
+        run.step(WaitUntilStill())
+        run.finish(f"{tendon} {delta_m * 1e3:+g} mm")
+    text = f"jog: {tendon} {delta_m * 1e3:+g} mm"
     if say is not None:
         say(text)
     return text

@@ -34,6 +34,7 @@ from .runner import Action, Command, Phase, RunnerEvent
 MOVE_SPEED_M_PER_S = 0.020
 # "Release tendons": paying out to slack, nothing can be hurt by it, but a finger held by tension drops.
 RELEASE_SPEED_M_PER_S = 0.010
+JOG_MAX_M = 0.005   # est.: one jog moves a tendon at most 5 mm; more is a procedure, not a nudge
 STILL_TICKS = 3   # ticks in a row at the goal and not moving: "still" (one tick could be a pass-through)
 
 

@@ -480,6 +480,47 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines())
     excursions = rig.actuators.read().excursion_m
     np.testing.assert_allclose(excursions, window.ops.run_start_m, atol=1e-3)
+    panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the engine too
+    panel.jog_step_mm.setValue(2.0)
+    panel.buttons["jog_in"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
+    moved = rig.actuators.read().excursion_m - excursions
+    assert moved[1] == pytest.approx(0.002, abs=5e-4) and np.all(np.abs(np.delete(moved, 1)) < 5e-4)
     assert window.errors == []
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+@pytest.mark.slow
+def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, window):
+    """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
+    Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
+    the real live model and the real drivers."""
+    rig = _connect_twin(qtbot, window)
+    panel = window.protocol_panel
+    window.ops.choose_suite("surface_contact")
+    panel.table.selectRow(0)                            # contact/Hook/FDP+ED@45deg
+    panel.repeats_spin.setValue(1)
+    panel.record_box.setChecked(False)
+    model = rig.hub.subscribe("test-model", {"model"}, maxsize=100_000)
+    try:
+        panel.buttons["start"].click()
+        qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=30000)
+        qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=90000)
+        assert window.ops.experiment.status().phase == "DONE", window.ops.experiment.status().fault_reason
+        records = model.drain()
+    finally:
+        model.close()
+    measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
+    predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
+    pressing = np.linalg.norm(measured, axis=1) > 0.2
+    assert pressing.sum() > 50                          # the finger pressed on the surface for a while
+    error = np.linalg.norm(measured[pressing] - predicted[pressing], axis=1)
+    # In two frames (sensor vs world) this was ~1 N; in one frame it is the sensor's noise and the model's
+    # start from measured (noisy) angles and tensions.
+    assert np.median(error) < 0.05, np.median(error)   # measured here: 3 mN at 0.6 N pressing
+    qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)
+    shoot(window, "contact_trial")
+    panel.buttons["reset"].click()
     window.rig_panel.disconnect_button.click()
     qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)

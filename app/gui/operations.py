@@ -56,6 +56,7 @@ class Operations:
         p.reset_requested.connect(self.reset_run)
         p.release_requested.connect(lambda: self.operator_move("release tendons"))
         p.return_requested.connect(lambda: self.operator_move("return to start"))
+        p.jog_requested.connect(lambda tendon, step_m: self.operator_move("jog", tendon, step_m))
         rp.open_requested.connect(self.open_replay)
         rp.play_requested.connect(self.play)
         rp.pause_requested.connect(self.pause)
@@ -297,10 +298,10 @@ class Operations:
         self._refresh_buttons()
 
     # ------------------------------------------------------------ the operator's own moves
-    def operator_move(self, what: str) -> None:
-        """"release tendons" or "return to start" on the engine, off the GUI thread. One engine at a time: the
-        last run's loop is closed first (the buttons are enabled only once the run is over)."""
-        from ..procedure_run import release_tendons, return_to_start
+    def operator_move(self, what: str, *args) -> None:
+        """"release tendons", "return to start" or "jog" (tendon, step m) on the engine, off the GUI thread.
+        One engine at a time: the last run's loop is closed first (the buttons are enabled once it is over)."""
+        from ..procedure_run import jog, release_tendons, return_to_start
 
         rig, last, start = self.rig, self.last_engine, self.run_start_m
         if rig is None or self.estop_latched or self.moving or (self.experiment is not None and
@@ -315,6 +316,8 @@ class Operations:
                 last.close()
             if what == "release tendons":
                 return release_tendons(rig)
+            if what == "jog":
+                return jog(rig, *args)
             return return_to_start(rig, start)
 
         def done(text) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -26,7 +27,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from uartlab.protocols.steps import JOG_MAX_M
 from uartlab.protocols.suite import BUILTIN_SUITES, Suite
+from uartlab.sim.names import TENDONS
 
 from .file_chooser import choose
 
@@ -48,6 +51,7 @@ class ProtocolPanel(QWidget):
     reset_requested = Signal()
     release_requested = Signal()
     return_requested = Signal()
+    jog_requested = Signal(str, float)   # tendon, step (m; + reels in)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -95,6 +99,22 @@ class ProtocolPanel(QWidget):
             b = QPushButton(text)
             b.setToolTip(tip)
             b.clicked.connect(signal.emit)
+            after.addWidget(b)
+            self.buttons[key] = b
+        self.jog_tendon = QComboBox()
+        self.jog_tendon.addItems(TENDONS)
+        self.jog_step_mm = QDoubleSpinBox()
+        self.jog_step_mm.setRange(0.1, JOG_MAX_M * 1e3)
+        self.jog_step_mm.setValue(1.0)
+        self.jog_step_mm.setSuffix(" mm")
+        after.addWidget(QLabel("jog"))
+        after.addWidget(self.jog_tendon)
+        after.addWidget(self.jog_step_mm)
+        for key, sign, text in (("jog_out", -1.0, "− pay out"), ("jog_in", 1.0, "+ reel in")):
+            b = QPushButton(text)
+            b.setToolTip("Move this one tendon by the step, on the engine, under the interlocks")
+            b.clicked.connect(lambda _=False, sign=sign: self.jog_requested.emit(
+                self.jog_tendon.currentText(), sign * self.jog_step_mm.value() * 1e-3))
             after.addWidget(b)
             self.buttons[key] = b
         self.phase_label = QLabel("–")
@@ -198,4 +218,6 @@ class ProtocolPanel(QWidget):
         self.buttons["reset"].setEnabled(finished)
         self.buttons["release"].setEnabled(can_move and not running)
         self.buttons["return"].setEnabled(can_move and has_start and not running)
+        for key in ("jog_out", "jog_in"):
+            self.buttons[key].setEnabled(can_move and not running)
         self.suite_combo.setEnabled(phase is None)
