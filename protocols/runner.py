@@ -117,33 +117,72 @@ class Pretension:
     max_m: float = DEFAULT_PRETENSION_MAX_M
 
 
-class Runner:
+class LatchingRunner:
+    """What every runner the engine drives shares (a suite's Runner, a procedure's StepRunner): the safe
+    action, the latching fault and E-stop, the one command each phase gives, and the phase events."""
+
+    def __init__(self, interlocks: Interlocks, safe_action: str,
+                 on_event: Callable[[RunnerEvent], None] | None):
+        if safe_action not in ("hold", "torque_off"):
+            raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
+        self.interlocks = interlocks
+        self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
+        self.on_event = on_event
+        self.events: list[RunnerEvent] = []
+        self.phase = Phase.SAFE
+        self.fault_reason: str | None = None
+        self._estopped = False
+        self._last = np.zeros(6)          # last commanded excursion: what HOLD holds
+        self._since = 0.0                 # when the current phase started
+
+    def estop(self, now_s: float, why: str = "E-stop") -> None:
+        """Emergency stop: latch FAULT with this reason and command torque off from now on."""
+        self._estopped = True
+        self.fault(now_s, "operator", "E-stop", why)
+
+    def fault(self, now_s: float, check: str, subject: str, reason: str) -> None:
+        """A fault found outside the interlocks (a command the bus refused, the E-stop): latch FAULT."""
+        trip = self.interlocks.trip(check, subject, reason)
+        if self.phase is not Phase.FAULT:
+            self.fault_reason = trip.reason
+            self._go(Phase.FAULT, now_s, trip.reason)
+
+    def _command(self) -> Command:
+        if self.phase is Phase.SAFE:
+            return Command(Action.IDLE)
+        if self.phase in (Phase.FAULT, Phase.ABORTED):
+            if self.safe_action is Action.TORQUE_OFF or self._estopped:
+                return Command(Action.TORQUE_OFF)
+            return Command(Action.HOLD, self._last.copy())
+        if self.phase in (Phase.ARMED, Phase.PAUSED, Phase.DONE):
+            return Command(Action.HOLD, self._last.copy())
+        return Command(Action.MOVE, self._last.copy())
+
+    def _go(self, phase: Phase, now_s: float, detail: str) -> None:
+        self.phase, self._since = phase, now_s
+        event = RunnerEvent(now_s, "phase", "runner", f"{phase.name}: {detail}")
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+class Runner(LatchingRunner):
     def __init__(self, suite: Suite, interlocks: Interlocks | None = None, safe_action: str = "hold",
                  pretension: Pretension | None = None,
                  on_event: Callable[[RunnerEvent], None] | None = None,
                  on_setup: Callable[[SuiteTrial, bool], bool] | None = None):
-        if safe_action not in ("hold", "torque_off"):
-            raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
+        super().__init__(interlocks or Interlocks(InterlockLimits.from_suite(suite.limits)), safe_action, on_event)
         self.suite = suite
-        self.interlocks = interlocks or Interlocks(InterlockLimits.from_suite(suite.limits))
-        self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
         self.pretension = pretension or Pretension()
         _refuse_overruns(suite, self.interlocks.limits, self.pretension)
-        self.on_event = on_event
         self.on_setup = on_setup
         self._setup: tuple | None = None       # (pose, surface angle) the finger is set up for
         self._awaiting_setup = False
-        self._estopped = False
         self.plan: list[tuple[SuiteTrial, int]] = [(t, r + 1) for t in suite.trials for r in range(t.repeats)]
-        self.events: list[RunnerEvent] = []
         self.results: list[TrialResult] = []
-        self.phase = Phase.SAFE
-        self.fault_reason: str | None = None
         self._index = 0
         self._paused_from: Phase | None = None
-        self._last = np.zeros(6)          # last commanded excursion: what HOLD holds
         self._offset = np.zeros(6)        # pretension excursions the trial is added to
-        self._since = 0.0                 # when the current phase started
         self._actuate_t0 = 0.0
         self._traj: Trajectory | None = None
         self._still_since: float | None = None
@@ -179,18 +218,6 @@ class Runner:
     def abort(self, now_s: float, why: str = "operator abort") -> None:
         if self.phase not in (Phase.ABORTED, Phase.FAULT):
             self._go(Phase.ABORTED, now_s, why)
-
-    def estop(self, now_s: float, why: str = "E-stop") -> None:
-        """Emergency stop: latch FAULT with this reason and command torque off from now on."""
-        self._estopped = True
-        self.fault(now_s, "operator", "E-stop", why)
-
-    def fault(self, now_s: float, check: str, subject: str, reason: str) -> None:
-        """A fault found outside the interlocks (a command the bus refused, the E-stop): latch FAULT."""
-        trip = self.interlocks.trip(check, subject, reason)
-        if self.phase is not Phase.FAULT:
-            self.fault_reason = trip.reason
-            self._go(Phase.FAULT, now_s, trip.reason)
 
     def reset(self, now_s: float) -> None:
         """Operator acknowledgement after FAULT, ABORTED or DONE: back to SAFE, interlocks unlatched."""
@@ -229,17 +256,6 @@ class Runner:
         if step is not None:
             step(now_s, obs)
         return self._command()
-
-    def _command(self) -> Command:
-        if self.phase is Phase.SAFE:
-            return Command(Action.IDLE)
-        if self.phase in (Phase.FAULT, Phase.ABORTED):
-            if self.safe_action is Action.TORQUE_OFF or self._estopped:
-                return Command(Action.TORQUE_OFF)
-            return Command(Action.HOLD, self._last.copy())
-        if self.phase in (Phase.PAUSED, Phase.DONE):
-            return Command(Action.HOLD, self._last.copy())
-        return Command(Action.MOVE, self._last.copy())
 
     # ------------------------------------------------------------ phases
     def _armed(self, now_s: float, obs: Observation) -> None:
@@ -339,13 +355,6 @@ class Runner:
     def _label(self) -> str:
         trial, repeat = self.plan[self._index]
         return f"trial {trial.name!r} repeat {repeat}/{trial.repeats}"
-
-    def _go(self, phase: Phase, now_s: float, detail: str) -> None:
-        self.phase, self._since = phase, now_s
-        event = RunnerEvent(now_s, "phase", "runner", f"{phase.name}: {detail}")
-        self.events.append(event)
-        if self.on_event is not None:
-            self.on_event(event)
 
 
 def _tendon(i: int) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 from uartlab.errors import InterlockError
 
 from .interlocks import Interlocks, Observation
-from .runner import Action, Command, Phase, RunnerEvent
+from .runner import Command, LatchingRunner, Phase, RunnerEvent
 
 # est.: 20 mm/s moves a tendon across its whole working range in about a second, several times slower
 # than the MX-64 can reel (~130 mm/s on a 20 mm spool): a goal that is wrong is caught by the interlocks
@@ -94,28 +94,19 @@ class _Active:
     extra: dict = field(default_factory=dict)
 
 
-class StepRunner:
+class StepRunner(LatchingRunner):
     """See the module docstring. ``name`` says what runs (a procedure's name) in every event."""
 
     def __init__(self, name: str, interlocks: Interlocks, safe_action: str = "hold",
                  on_event: Callable[[RunnerEvent], None] | None = None, pay_out_only: bool = False):
-        if safe_action not in ("hold", "torque_off"):
-            raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
+        super().__init__(interlocks, safe_action, on_event)
         self.name = name
         self.pay_out_only = pay_out_only   # "release tendons": a Move that would reel any tendon in is refused
-        self.interlocks = interlocks
-        self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
-        self.on_event = on_event
-        self.phase = Phase.SAFE
-        self.fault_reason: str | None = None
-        self.events: list[RunnerEvent] = []
         self.results: list = []            # the runner's trial results: a procedure has none
         self.plan: list = []
         self.steps_done = 0
         self._queue: deque[Ticket] = deque()
         self._active: _Active | None = None
-        self._last = np.zeros(6)
-        self._estopped = False
         self._now = 0.0
         self._paused_at: float | None = None
 
@@ -178,15 +169,8 @@ class StepRunner:
             self._go(Phase.ABORTED, now_s, why)
             self._fail_pending(why)
 
-    def estop(self, now_s: float, why: str = "E-stop") -> None:
-        self._estopped = True
-        self.fault(now_s, "operator", "E-stop", why)
-
     def fault(self, now_s: float, check: str, subject: str, reason: str) -> None:
-        trip = self.interlocks.trip(check, subject, reason)
-        if self.phase is not Phase.FAULT:
-            self.fault_reason = trip.reason
-            self._go(Phase.FAULT, now_s, trip.reason)
+        super().fault(now_s, check, subject, reason)
         self._fail_pending(self.fault_reason or reason)
 
     def reset(self, now_s: float) -> None:
@@ -244,17 +228,6 @@ class StepRunner:
         a.ticket.done = True
         self.steps_done += 1
 
-    def _command(self) -> Command:
-        if self.phase is Phase.SAFE:
-            return Command(Action.IDLE)
-        if self.phase in (Phase.FAULT, Phase.ABORTED):
-            if self.safe_action is Action.TORQUE_OFF or self._estopped:
-                return Command(Action.TORQUE_OFF)
-            return Command(Action.HOLD, self._last.copy())
-        if self.phase in (Phase.PAUSED, Phase.DONE, Phase.ARMED):
-            return Command(Action.HOLD, self._last.copy())
-        return Command(Action.MOVE, self._last.copy())
-
     # ------------------------------------------------------------ helpers
     def _queued_goal(self) -> np.ndarray:
         """The goals once every queued move is done (+1 um: the same goal again is no reel-in)."""
@@ -274,9 +247,5 @@ class StepRunner:
         for ticket in pending:
             ticket.error, ticket.done = (f"stopped: {why}" if self.phase is Phase.FAULT else why), True
 
-    def _go(self, phase: Phase, now_s: float, message: str) -> None:
-        self.phase = phase
-        event = RunnerEvent(now_s, "phase", "runner", f"{phase.name}: {self.name}: {message}")
-        self.events.append(event)
-        if self.on_event is not None:
-            self.on_event(event)
+    def _go(self, phase: Phase, now_s: float, detail: str) -> None:
+        super()._go(phase, now_s, f"{self.name}: {detail}")
