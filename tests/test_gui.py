@@ -56,6 +56,8 @@ def collect_qt_garbage_on_the_gui_thread():
 
 
 def shoot(widget, name: str) -> Path:
+    """A screenshot of a real run (the twin rig, the real live model), for docs/screenshots: never of data
+    a test made up."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"
     assert widget.grab().save(str(path))
@@ -120,7 +122,6 @@ def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     np.testing.assert_allclose(window.data.latest("model", "measured_fingertip_force_N"),
                                last["model"].data["measured_fingertip_force_N"][-1])
     window.on_status()
-    shoot(window, "live")
     window.plots.residuals_box.setChecked(True)
     window.on_frame()
     xr, yr = window.plots.plots["tension"].res[0].getData()
@@ -172,7 +173,6 @@ def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_f
     window.ops.seek(t0 + 2.0)
     qtbot.waitUntil(lambda: abs(window.data.now_s - (t0 + 2.0)) < 0.01, timeout=5000)
     assert window.replay_panel.position.text().startswith("t = 2.0")
-    shoot(window, "replay")
     window.ops.back_to_live()
     assert window.ops.replay is None and window.source == "none"
 
@@ -263,7 +263,6 @@ def test_compare_view_shows_tables_figures_and_the_report(qtbot, window, tmp_pat
     window.compare.files.setCurrentRow(2)
     assert window.compare.stack.currentWidget() is window.compare.image_scroll
     assert not window.compare.image.pixmap().isNull()
-    shoot(window, "compare")
 
 
 def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, window, tmp_path):
