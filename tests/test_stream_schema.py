@@ -268,3 +268,22 @@ def test_the_runner_and_the_live_model_emit_exactly_the_declared_fields(finger):
     live.process(run.records)
     model = [r for r in out.drain() if isinstance(r, Record)]
     assert model and _check(run.records, specs) == {"runner"} and _check(model, specs) == {"model"}
+
+
+def test_the_recorder_writes_a_fields_frame_and_replay_reads_files_without_one(tmp_path):
+    import h5py
+    from uartlab.app.recorder import SessionRecorder
+    from uartlab.app.replay import SessionFile
+
+    path = tmp_path / "s.h5"
+    with SessionRecorder(path, {"operator": "test"}) as rec:
+        rec.add_stream(schema.daq_spec(1000.0))
+    with h5py.File(path, "r") as f:
+        assert f["streams/daq/wrench"].attrs["frame"] == schema.FRAME_NANO17
+        assert "frame" not in f["streams/daq/pot_V"].attrs          # no frame, no attribute: as before
+    with SessionFile(path) as f:
+        assert f.streams["daq"] == schema.daq_spec(1000.0)
+    with h5py.File(path, "r+") as f:                                # a file written before frames
+        del f["streams/daq/wrench"].attrs["frame"]
+    with SessionFile(path) as f:
+        assert f.streams["daq"].field("wrench").frame == ""
