@@ -18,13 +18,13 @@ import threading
 import time
 
 import numpy as np
+from uartlab.schema import MODEL, RUNNER, runner_spec
 from uartlab.sim import Finger
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
-from .experiment import runner_spec
 from .hub import Hub
 from .live_feed import simulated_trial
-from .live_model import RUNNER_STREAM, LiveModel
+from .live_model import LiveModel
 from .streams import FieldSpec, Record, StreamSpec
 
 GOAL_MARGIN = 20.0   # issue 7: the tick period over the model's time per tick
@@ -41,10 +41,10 @@ class EmptyConsumer:
 
     def process(self, items) -> None:
         for r in items:
-            if isinstance(r, Record) and r.stream == RUNNER_STREAM:
+            if isinstance(r, Record) and r.stream == RUNNER.stream:
                 for k in range(len(r)):
                     self.hub.publish(Record.single("empty", float(r.host_time_s[k]),
-                                                   trial_index=r.data["trial_index"][k]))
+                                                   trial_index=r.data[RUNNER.trial_index][k]))
 
 
 def _hub() -> tuple[Hub, object]:
@@ -118,8 +118,8 @@ def real_time(finger: Finger, rate_hz: float) -> dict:
     loop.start()
     loop.join()
     stats = live.close()
-    lags = [float(v) for item in sub.drain() if isinstance(item, Record) and item.stream == "model"
-            for v in item.data["lag_s"]]
+    lags = [float(v) for item in sub.drain() if isinstance(item, Record) and item.stream == MODEL.stream
+            for v in item.data[MODEL.lag_s]]
     return {"rate_hz": rate_hz, "ticks": len(run.records), "model_samples": stats.steps,
             "max_lag_ms": 1e3 * max(lags, default=float("nan")), "behind_episodes": stats.behind_episodes,
             "merged": stats.merged, "dropped": stats.dropped, "publish_max_us": 1e6 * max(publish_s)}

@@ -24,29 +24,18 @@ import numpy as np
 from uartlab.app.paths import writable_folder
 from uartlab.app.recorder import SessionRecorder
 from uartlab.app.replay import SessionFile
-from uartlab.app.streams import FieldSpec, Record, StreamSpec
+from uartlab.app.streams import Record, StreamSpec
+from uartlab.schema import actuators_spec, daq_spec, mocap_spec
 
 GOAL_CPU_SHARE = 0.10        # issue 5
 GOAL_HEADROOM = 10.0         # issue 5: max sustainable rate / load
 DAQ_CHANNELS, DAQ_RATE_HZ, DAQ_BLOCK = 13, 19_200.0, 96   # 13 x 19.2 kHz = 249.6 kS/s; 96 rows = 5 ms
+# (6 pots, the reference, 6 gauges; each row also carries the derived tendon forces and wrench)
 SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # issue 5 rates; 12 markers on the finger
 
-SPECS = (
-    StreamSpec("daq", "USB-6210 (bench)", (
-        FieldSpec("volts", "f8", (DAQ_CHANNELS,), "V", "analog inputs"),
-        FieldSpec("sample_index", "i8", (), "", "DAQ sample clock")), DAQ_RATE_HZ, "sample_index"),
-    StreamSpec("actuators", "MX-64 bus (bench)", (
-        FieldSpec("excursion_m", "f8", (6,), "m", "tendon excursion"),
-        FieldSpec("velocity_m_per_s", "f8", (6,), "m/s", "tendon velocity"),
-        FieldSpec("current_A", "f8", (6,), "A", "motor current"),
-        FieldSpec("moving", "?", (6,), "", "moving flag"),
-        FieldSpec("hardware_error", "u1", (6,), "", "Hardware Error Status"),
-        FieldSpec("device_tick_ms", "i8", (6,), "ms", "Realtime Tick")), SERVO_RATE_HZ),
-    StreamSpec("mocap", "OptiTrack (bench)", (
-        FieldSpec("markers_m", "f4", (MARKERS, 3), "m", "labelled markers"),
-        FieldSpec("frame_number", "i8", (), "", "NatNet frame"),
-        FieldSpec("device_time_s", "f8", (), "s", "Motive timestamp")), MOCAP_RATE_HZ, "frame_number"),
-)
+# The producers' own declarations (uartlab/schema.py) at the bench's rates: what a recording really writes.
+SPECS = (daq_spec(DAQ_RATE_HZ), actuators_spec(SERVO_RATE_HZ),
+         mocap_spec([f"m{i}" for i in range(MARKERS)], MOCAP_RATE_HZ))
 BLOCK_ROWS = {"daq": DAQ_BLOCK, "actuators": 1, "mocap": 1}
 RATE_HZ = {"daq": DAQ_RATE_HZ, "actuators": SERVO_RATE_HZ, "mocap": MOCAP_RATE_HZ}
 

@@ -36,6 +36,7 @@ import numpy as np
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.protocols.interlocks import Observation
 from uartlab.protocols.runner import Action, Phase, RunnerEvent
+from uartlab.schema import RUNNER_STREAM
 
 from .hub import EVENTS
 from .run_state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
@@ -68,7 +69,7 @@ class Engine:
         self.latest = Latest(settle_window_s, nano17 is not None, None if nano17 is None else nano17.cal.saturated)
         self._lock = threading.RLock()
         self._ticked = threading.Condition(self._lock)
-        self._sub = rig.hub.subscribe("engine", {"actuators", "daq", "mocap", "joints", EVENTS}, maxsize=8192)
+        self._sub = rig.hub.subscribe("engine", {*WATCHED_STREAMS, EVENTS}, maxsize=8192)
         self._stop = threading.Event()
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._run, name="engine-control", daemon=True)
@@ -256,7 +257,7 @@ class Engine:
 
     def _publish(self, now: float, obs: Observation, command: np.ndarray) -> None:
         r, latest = self.runner, self.latest
-        record = Record.single("runner", now, phase=PHASES.index(r.phase), trial_index=self._trial_index(),
+        record = Record.single(RUNNER_STREAM, now, phase=PHASES.index(r.phase), trial_index=self._trial_index(),
                                command_m=command, excursion_m=obs.excursion_m, tendon_force_N=obs.tendon_force_N,
                                joint_angles_rad=latest.angles_rad, joint_speed_deg_s=obs.joint_speed_deg_s,
                                wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N,

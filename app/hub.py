@@ -28,9 +28,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from uartlab.schema import EVENTS  # the stream name Events travel under (declared with the streams)
+
 from .streams import Event, Record, StreamSpec
 
-EVENTS = "events"              # the stream name Events travel under
 DEFAULT_MAXSIZE = 1000         # items; ~5 s of the actuator stream at 200 Hz, 50 s of DAQ blocks at 20 Hz
 
 

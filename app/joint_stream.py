@@ -21,28 +21,17 @@ from collections import deque
 
 import numpy as np
 from uartlab.drivers.joint_angles import JointAngleEstimator
+from uartlab.schema import JOINT_SPEED_WINDOW_S, JOINTS_IK, MOCAP
 from uartlab.sim.names import JOINTS
 
 from .hub import Hub
-from .streams import FieldSpec, Record, StreamSpec
+from .streams import Record
 
 log = logging.getLogger(__name__)
-FOUR = (len(JOINTS),)
 # est.: 50 solves/s is 50 points in the settle rule's 1 s window and smooth for a person's eye, at half
 # the CPU of solving every 100 Hz frame (~3 ms each) - CPU the device threads in this process need.
 DEFAULT_MAX_RATE_HZ = 50.0
-DEFAULT_SPEED_WINDOW_S = 0.25  # est.: long enough to average IK noise, short against a 4 s pull
-
-
-def joints_spec(rate_hz: float | None) -> StreamSpec:
-    return StreamSpec("joints", "mocap IK", (
-        FieldSpec("frame_number", "i8", (), "", "the Motive frame these angles were solved from"),
-        FieldSpec("angles_rad", "f8", FOUR, "rad", "joint angles " + " ".join(JOINTS) + ", anatomical (+ flexion)"),
-        FieldSpec("speed_rad_s", "f8", FOUR, "rad/s", "least-squares slope of the angles over the last "
-                                                       f"{DEFAULT_SPEED_WINDOW_S:g} s"),
-        FieldSpec("rms_residual_m", "f8", (), "m", "RMS marker residual of the IK fit"),
-        FieldSpec("well_posed", "?", (), "", "every moving bone had enough markers"),
-    ), rate_hz, "frame_number")
+DEFAULT_SPEED_WINDOW_S = JOINT_SPEED_WINDOW_S  # declared with the `joints` stream (its speed_rad_s field)
 
 
 class WindowSlope:
@@ -91,7 +80,7 @@ class JointStream:
         self.last_error = ""
         self._slope = WindowSlope(DEFAULT_SPEED_WINDOW_S)
         self._stop = threading.Event()
-        self._sub = hub.subscribe("joints-ik", {"mocap"}, maxsize=1024)
+        self._sub = hub.subscribe("joints-ik", {MOCAP.stream}, maxsize=1024)
         self._thread = threading.Thread(target=self._run, name="joints-ik", daemon=True)
 
     def start(self) -> JointStream:
@@ -119,19 +108,20 @@ class JointStream:
             self._stop.wait(max(0.0, period_s - (time.monotonic() - started)))
 
     def _solve(self, record: Record, i: int) -> None:
-        markers = record.data["markers_m"][i]
+        markers = record.data[MOCAP.markers_m][i]
         try:
             frame = self.estimator.estimate(markers)
         except ValueError as exc:  # too few markers for any fit: say so once per kind, keep going
             self.failed += 1
             if str(exc) != self.last_error:
                 self.last_error = str(exc)
-                self.hub.event("device", "joints", f"IK failed on frame {record.data['frame_number'][i]}: {exc}")
+                self.hub.event("device", JOINTS_IK.stream,
+                               f"IK failed on frame {record.data[MOCAP.frame_number][i]}: {exc}")
             return
         t = float(record.host_time_s[i])
         self._slope.add(t, frame.angles_rad)
         speed = self._slope.slope()
         self.solved += 1
-        self.hub.publish(Record.single("joints", t, frame_number=int(record.data["frame_number"][i]),
+        self.hub.publish(Record.single(JOINTS_IK.stream, t, frame_number=int(record.data[MOCAP.frame_number][i]),
                                        angles_rad=frame.angles_rad, speed_rad_s=np.nan_to_num(speed),
                                        rms_residual_m=frame.rms_m, well_posed=frame.well_posed))

@@ -38,6 +38,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.protocols.runner import Phase
+from uartlab.schema import (  # noqa: F401 - the model stream's declarations re-exported for its users
+    MODEL_FIELDS,
+    MODEL_STREAM,
+    RUNNER,
+    RUNNER_STREAM,
+    model_spec,
+)
 from uartlab.sim import Finger, PlaneSurface
 from uartlab.sim.bondgraph import W_FORCE, contact_into, make_work
 from uartlab.sim.integrators import DEFAULT_DT_S, STATE_BOUNDS
@@ -47,10 +54,8 @@ from uartlab.sim.surface import fingertip_force_from_sensor
 
 from .hub import Hub
 from .live_residuals import PHASES, ResidualRMS, ResidualSummary
-from .streams import FieldSpec, Record, StreamSpec
+from .streams import Record, StreamSpec
 
-MODEL_STREAM = "model"
-RUNNER_STREAM = "runner"
 SOURCE = "live model"
 ACTIVE_PHASES = frozenset(PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN))
 ACTUATE = PHASES.index(Phase.ACTUATE)
@@ -58,27 +63,6 @@ ACTUATE = PHASES.index(Phase.ACTUATE)
 # it the model processes every tick, above it it merges ticks until it is back within it.
 BEHIND_S = 0.1
 QUEUE_TICKS = 2000  # 20 s of ticks at 100 Hz: a stall of seconds is merged, not dropped
-
-MODEL_FIELDS = (
-    FieldSpec("phase", "i8", (), "", "runner phase of the tick (index into protocols.runner.Phase)"),
-    FieldSpec("trial_index", "i8", (), "", "runner trial index the prediction belongs to"),
-    FieldSpec("joint_angles_rad", "f8", (4,), "rad", "predicted joint angles MCP_AB MCP_FE PIP DIP (+ flexion)"),
-    FieldSpec("tendon_force_N", "f8", (6,), "N", "predicted input tendon tensions FDP FDS ED DI PI LUM"),
-    FieldSpec("fingertip_force_N", "f8", (3,), "N", "predicted contact force on the fingertip, world X Y Z"),
-    FieldSpec("measured_fingertip_force_N", "f8", (3,), "N",
-              "measured force on the fingertip, world X Y Z (Nano17 force through the surface frame)"),
-    FieldSpec("residual_joint_angles_rad", "f8", (4,), "rad", "measured - model joint angles"),
-    FieldSpec("residual_tendon_force_N", "f8", (6,), "N", "measured - model input tendon tensions"),
-    FieldSpec("residual_fingertip_force_N", "f8", (3,), "N", "measured - model fingertip force"),
-    FieldSpec("lag_s", "f8", (), "s", "how far this tick is behind the newest tick the model had received"),
-    FieldSpec("ticks_merged", "i8", (), "", "control ticks this step covers: 1, more when catching up"),
-    FieldSpec("step_s", "f8", (), "s", "wall time the model took for this tick"),
-)
-
-
-def model_spec(control_rate_hz: float = 100.0) -> StreamSpec:
-    return StreamSpec(MODEL_STREAM, "bond-graph model (live)", MODEL_FIELDS, control_rate_hz)
-
 
 def plan_of(trials) -> list:
     """Runner trial index -> trial: a Suite gives the runner's plan (every repeat of every trial, in order,
@@ -142,7 +126,7 @@ class LiveModel:
         self._prev: tuple[int, int] | None = None
         self._gap = False
         self._unstarted: int | None = None  # the trial whose start is waiting for measurements
-        self._last_finite = {"joint_angles_rad": None, "tendon_force_N": None, "wrench": np.zeros(6)}
+        self._last_finite = {RUNNER.joint_angles_rad: None, RUNNER.tendon_force_N: None, RUNNER.wrench: np.zeros(6)}
         self._sub = hub.subscribe(SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -208,7 +192,7 @@ class LiveModel:
     def _tick(self, record: Record, k: int, following) -> None:
         d = record.data
         t = float(record.host_time_s[k])
-        phase, index = int(d["phase"][k]), int(d["trial_index"][k])
+        phase, index = int(d[RUNNER.phase][k]), int(d[RUNNER.trial_index][k])
         self.stats.ticks += 1
         self._remember(d, k)
         active = phase in ACTIVE_PHASES
@@ -249,9 +233,9 @@ class LiveModel:
 
     def _start_trial(self, t: float, phase: int, index: int, d: dict, k: int, late: bool) -> None:
         t0 = self._clock()
-        angles, forces = self._last_finite["joint_angles_rad"], self._last_finite["tendon_force_N"]
-        stale = [n for n in ("joint_angles_rad", "tendon_force_N", "wrench") if not _finite(d[n][k])]
-        excursion = np.asarray(d["excursion_m"][k], dtype=float).copy()
+        angles, forces = self._last_finite[RUNNER.joint_angles_rad], self._last_finite[RUNNER.tendon_force_N]
+        stale = [n for n in (RUNNER.joint_angles_rad, RUNNER.tendon_force_N, RUNNER.wrench) if not _finite(d[n][k])]
+        excursion = np.asarray(d[RUNNER.excursion_m][k], dtype=float).copy()
         if angles is None or forces is None or not _finite(excursion):
             if self._unstarted != index:  # once per trial; the next ticks try again (joining late)
                 self._say(f"trial {index}: model not started yet: no measured joint angles, tendon forces or "
@@ -262,7 +246,7 @@ class LiveModel:
         if entry is None and self.plan:
             self._say(f"trial {index}: not in the suite's {len(self.plan)} trials; modelled as free motion")
         angle = getattr(entry, "surface_angle_deg", None)
-        wrench = self._last_finite["wrench"]
+        wrench = self._last_finite[RUNNER.wrench]
         normal_force = float(PlaneSurface(0.0 if angle is None else angle, (0.0, 0.0, 0.0)).normal
                              @ fingertip_force_from_sensor(wrench[:3], angle))
         x0, surface, notes = measured_start(self.finger, angles, forces, angle, normal_force)
@@ -283,7 +267,7 @@ class LiveModel:
 
     def _advance(self, t: float, phase: int, d: dict, k: int, following) -> None:
         tr = self._trial
-        excursion = np.asarray(d["excursion_m"][k], dtype=float)
+        excursion = np.asarray(d[RUNNER.excursion_m][k], dtype=float)
         dt, lag = t - tr.t, max(0.0, self._newest_t - t)
         self.stats.max_lag_s = max(self.stats.max_lag_s, lag)
         can_merge = following is not None and _continues(following, tr.index)
@@ -323,9 +307,10 @@ class LiveModel:
         x = tr.stepper.x
         theta, tension = x[8:12].copy(), x[12:18].copy()
         tip = self._tip_force(tr)
-        measured_tip = fingertip_force_from_sensor(np.asarray(d["wrench"][k], dtype=float)[:3], tr.surface_angle_deg)
-        res_theta = np.asarray(d["joint_angles_rad"][k], dtype=float) - theta
-        res_tension = np.asarray(d["tendon_force_N"][k], dtype=float) - tension
+        measured_tip = fingertip_force_from_sensor(np.asarray(d[RUNNER.wrench][k], dtype=float)[:3],
+                                                   tr.surface_angle_deg)
+        res_theta = np.asarray(d[RUNNER.joint_angles_rad][k], dtype=float) - theta
+        res_tension = np.asarray(d[RUNNER.tendon_force_N][k], dtype=float) - tension
         res_tip = measured_tip - tip
         step_s = self._clock() - t0
         self.hub.publish(Record.single(
@@ -365,7 +350,7 @@ def _finite(values: np.ndarray) -> bool:
 
 def _continues(following, index: int) -> bool:
     record, k = following
-    return int(record.data["phase"][k]) in ACTIVE_PHASES and int(record.data["trial_index"][k]) == index
+    return int(record.data[RUNNER.phase][k]) in ACTIVE_PHASES and int(record.data[RUNNER.trial_index][k]) == index
 
 
 def _phase_name(phase: int) -> str:

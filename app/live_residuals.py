@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from uartlab.protocols.runner import Phase
+from uartlab.schema import MODEL
 from uartlab.sim.names import JOINTS, TENDONS
 
 from .streams import Record
@@ -84,8 +85,8 @@ class ResidualRMS:
         """Every sample of a `model` stream record."""
         d = record.data
         for k in range(len(record)):
-            self.add(int(d["trial_index"][k]), int(d["phase"][k]), d["residual_joint_angles_rad"][k],
-                     d["residual_tendon_force_N"][k], d["residual_fingertip_force_N"][k])
+            self.add(int(d[MODEL.trial_index][k]), int(d[MODEL.phase][k]), d[MODEL.residual_joint_angles_rad][k],
+                     d[MODEL.residual_tendon_force_N][k], d[MODEL.residual_fingertip_force_N][k])
 
     def summary(self) -> ResidualSummary:
         with self._lock:

@@ -58,7 +58,8 @@ class SessionFile:
         for fname in order:
             d = g[fname]
             fields.append(FieldSpec(fname, str(d.attrs.get("dtype", d.dtype.str)), tuple(d.shape[1:]),
-                                    str(d.attrs.get("units", "")), str(d.attrs.get("description", ""))))
+                                    str(d.attrs.get("units", "")), str(d.attrs.get("description", "")),
+                                    str(d.attrs.get("frame", ""))))  # older files have no frame: ""
         rate = float(g.attrs.get("nominal_rate_hz", np.nan))
         return StreamSpec(name, str(g.attrs.get("device", "")), tuple(fields),
                           None if np.isnan(rate) else rate, str(g.attrs.get("device_clock", "")) or None)

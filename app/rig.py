@@ -5,7 +5,7 @@
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
-Streams ("actuators", "daq", "mocap") are declared once in rig_streams.py (``*_spec``) with units. Every sample
+Streams ("actuators", "daq", "mocap") are declared once in uartlab/schema.py (``*_spec``) with units. Every sample
 carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
 ends; the other threads go on, and ``health()`` says which device failed.
@@ -37,15 +37,23 @@ from uartlab.drivers.mx64_bus import Mx64Bus
 from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
+from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
+    SIX,
+    actuators_spec,
+    daq_spec,
+    joints_spec,
+    mocap_spec,
+    model_spec,
+    runner_spec,
+)
 from uartlab.sim import FingerParams
 
 from .clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from .hub import Hub
 from .joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
-from .joint_stream import JointStream, joints_spec
+from .joint_stream import JointStream
 from .rig_calibrations import RigCalibrations
 from .rig_config import ConfigError, RigConfig
-from .rig_streams import SIX, actuators_spec, daq_spec, mocap_spec
 from .streams import Record
 
 log = logging.getLogger(__name__)
@@ -203,8 +211,6 @@ class Rig:
             self.joints = JointStream(self.hub, estimator)
         # Streams of the experiment that runs on this rig: declared now so any recording started before
         # the experiment has their datasets (SWMR files cannot add them later).
-        from .live_model import model_spec
-        from .run_state import runner_spec
         self.hub.register(runner_spec())
         self.hub.register(model_spec())
 

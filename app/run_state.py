@@ -1,8 +1,9 @@
 """What the control loop sees and records: the newest measurements, the `runner` stream, steady states.
 
 ``Latest`` keeps the newest value of everything the runner looks at, from hub items (the mean of the last
-10 ms of SEA and Nano17 readings; the settle rule's windowed joint speed). ``runner_spec`` declares the
-stream an Experiment publishes once per control tick; ``SteadyState`` is what RECORD keeps of a trial.
+10 ms of SEA and Nano17 readings; the settle rule's windowed joint speed). ``runner_spec`` (declared in
+uartlab/schema.py, re-exported here) is the stream an Experiment publishes once per control tick;
+``SteadyState`` is what RECORD keeps of a trial.
 Split from experiment.py, which owns the loop.
 """
 
@@ -14,33 +15,21 @@ from dataclasses import dataclass
 import numpy as np
 from uartlab.protocols.interlocks import Observation
 from uartlab.protocols.runner import Phase
+from uartlab.schema import (  # noqa: F401 - runner_spec and the stream's constants re-exported for its users
+    ACTUATORS,
+    DAQ,
+    DEFAULT_CONTROL_RATE_HZ,
+    JOINTS_IK,
+    WATCHED_STREAMS,
+    runner_spec,
+)
 from uartlab.sim.names import JOINTS, TENDONS
 
 from .joint_stream import WindowSlope
-from .streams import FieldSpec, Record, StreamSpec
+from .streams import Record
 
 PHASES: tuple[Phase, ...] = tuple(Phase)     # the `phase` field is an index into this
-DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 set-points per sigmoid
 FORCE_AVERAGE_S = 0.010          # est.: SEA/Nano17 readings averaged over 10 ms (pot noise down ~3x at 1 kHz)
-WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
-
-
-def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
-    six, four = (len(TENDONS),), (len(JOINTS),)
-    return StreamSpec("runner", "protocol runner", (
-        FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p.name}" for i, p in enumerate(PHASES))),
-        FieldSpec("trial_index", "i8", (), "", "0-based index into the run's trial plan; -1 outside trials"),
-        FieldSpec("command_m", "f8", six, "m", "excursion commanded this tick (NaN: none sent, or torque off)"),
-        FieldSpec("excursion_m", "f8", six, "m", "measured excursion the tick saw"),
-        FieldSpec("tendon_force_N", "f8", six, "N", "SEA tension the tick saw (10 ms mean)"),
-        FieldSpec("joint_angles_rad", "f8", four, "rad", "newest IK joint angles the tick saw"),
-        FieldSpec("joint_speed_deg_s", "f8", four, "deg/s", "settle-rule speed: slope over the suite's window_s"),
-        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)"),
-        FieldSpec("fingertip_force_N", "f8", (), "N", "|F| of the Nano17"),
-        FieldSpec("hardware_error", "i8", six, "", "MX-64 Hardware Error Status bytes the tick saw"),
-        FieldSpec("stream_age_s", "f8", (len(WATCHED_STREAMS),), "s",
-                  "age of the newest sample of " + " ".join(WATCHED_STREAMS) + " at the tick (inf: none yet)"),
-    ), rate_hz, None)
 
 
 @dataclass(frozen=True)
@@ -93,19 +82,19 @@ class Latest:
             return
         d, name = item.data, item.stream
         self.host_time_s[name] = float(item.host_time_s[-1])
-        if name == "actuators":
-            self.excursion_m = d["excursion_m"][-1]
-            self.hardware_error = d["hardware_error"][-1]
-            self.moving = d["moving"][-1]
-        elif name == "daq":
+        if name == ACTUATORS.stream:
+            self.excursion_m = d[ACTUATORS.excursion_m][-1]
+            self.hardware_error = d[ACTUATORS.hardware_error][-1]
+            self.moving = d[ACTUATORS.moving][-1]
+        elif name == DAQ.stream:
             n = max(1, min(len(item), int(round(FORCE_AVERAGE_S * _rate(item.host_time_s)))))
-            self.tendon_force_N = d["tendon_force_N"][-n:].mean(axis=0)
+            self.tendon_force_N = d[DAQ.tendon_force_N][-n:].mean(axis=0)
             if self._has_nano17:
-                self.wrench = d["wrench"][-n:].mean(axis=0)
-                at_rail = self._saturated(d["gauge_V"][-n:]).any(axis=0)  # per gauge, over the window
+                self.wrench = d[DAQ.wrench][-n:].mean(axis=0)
+                at_rail = self._saturated(d[DAQ.gauge_V][-n:]).any(axis=0)  # per gauge, over the window
                 self.saturated_gauges = tuple(f"SG{g}" for g in np.flatnonzero(at_rail))
-        elif name == "joints":
-            for t, q, ok in zip(item.host_time_s, d["angles_rad"], d["well_posed"], strict=True):
+        elif name == JOINTS_IK.stream:
+            for t, q, ok in zip(item.host_time_s, d[JOINTS_IK.angles_rad], d[JOINTS_IK.well_posed], strict=True):
                 if t < self.fresh_after_s:  # solved from a frame taken before the finger was placed
                     continue
                 self.slope.add(protocol_time(float(t)), q)

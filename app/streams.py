@@ -1,7 +1,7 @@
 """What flows through the application: self-describing streams of timestamped records.
 
-Every device stream (actuators, DAQ, mocap, later the live model and interlocks) is described once by a
-``StreamSpec`` — its fields with dtype, per-sample shape, units and a description — and then emits
+Every stream (actuators, DAQ, mocap, joints, runner, model) is described once by a ``StreamSpec`` declared
+in uartlab/schema.py — its fields with dtype, per-sample shape, units, frame and a description — and emits
 ``Record`` blocks: n samples of every field, the first axis being time. Every record carries the host
 monotonic time of each sample (``host_time_s``) and, where the device has one, its own clock as an
 ordinary field (DAQ sample index, NatNet frame number and timestamp, Dynamixel Realtime Tick). The hub
@@ -14,41 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.schema import HOST_TIME, FieldSpec, StreamSpec
 
-HOST_TIME = "host_time_s"
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    name: str
-    dtype: str                      # numpy dtype string: "f8", "i8", "u1", "?" ...
-    shape: tuple[int, ...] = ()     # per-sample shape, e.g. (6,) for six tendons
-    units: str = ""                 # "N", "m", "rad", "V", "s", "" for counts and flags
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class StreamSpec:
-    """A stream's descriptor: its name, what device it comes from, its fields (host time is implied)."""
-
-    name: str                       # "actuators", "daq", "mocap", "model", "interlocks" ...
-    device: str                     # "MX-64 bus", "USB-6210 Dev1", "OptiTrack", "twin" ...
-    fields: tuple[FieldSpec, ...]
-    nominal_rate_hz: float | None = None
-    device_clock: str | None = None  # the field that is the device's own clock, if any
-
-    def __post_init__(self):
-        names = [f.name for f in self.fields]
-        if HOST_TIME in names or len(set(names)) != len(names):
-            raise ValueError(f"stream {self.name}: field names must be unique and not {HOST_TIME!r}: {names}")
-        if self.device_clock is not None and self.device_clock not in names:
-            raise ValueError(f"stream {self.name}: device clock {self.device_clock!r} is not one of its fields")
-
-    def field(self, name: str) -> FieldSpec:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        raise KeyError(f"stream {self.name} has no field {name!r}")
+__all__ = ["HOST_TIME", "Event", "FieldSpec", "Record", "StreamSpec"]
 
 
 @dataclass

@@ -4,7 +4,7 @@
     with probe.procedure("servo-zero"):          # torque on, holding; any failure: hold, say why, re-raise
         probe.command(goal_m)                    # six tendon excursions through the rig's MX-64 driver
         probe.wait(0.5)                          # protocol seconds (a twin may run faster than real time)
-        forces = probe.fresh("daq", ("tendon_force_N",), 0.02)["tendon_force_N"]
+        forces = probe.fresh(DAQ.stream, (DAQ.tendon_force_N,), 0.02)[DAQ.tendon_force_N]
         with probe.tape() as tape:               # every record of the streams while the block runs
             ...
 
@@ -18,7 +18,8 @@ where they are (the engine's safe action) and the reason is said before the exce
 caller writes nothing.
 
 Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``, ``motion``): calibration/ never
-imports app/.
+imports app/. Streams and fields are named through uartlab/schema.py (``DAQ.tendon_force_N``), which
+every layer may import.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ import numpy as np
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
+from uartlab.schema import ACTUATORS, DAQ, WATCHED_STREAMS
 from uartlab.sim.names import TENDONS
 
 from .errors import CalibrationError
 
 log = logging.getLogger(__name__)
-STREAMS = ("actuators", "daq", "mocap", "joints")
+STREAMS = WATCHED_STREAMS   # actuators daq mocap joints
 KEEP_HOST_S = 5.0            # recent records kept outside a tape: several windows of the longest read
 MAX_TRAVEL_M = 0.060         # est.: beyond the 50 mm servo-zero let-out plus a tendon's working range
 ACTUATOR_SILENCE_S = 1.0     # host seconds without an actuator sample: the bus is gone, stop
@@ -85,7 +87,7 @@ class RigProbe:
     # ------------------------------------------------------------ the procedure's frame
     @contextmanager
     def procedure(self, name: str, moves: bool = True, max_tendon_force_N: float | None = None,
-                  streams: tuple[str, ...] = ("actuators", "daq")) -> Iterator[RigProbe]:
+                  streams: tuple[str, ...] = (ACTUATORS.stream, DAQ.stream)) -> Iterator[RigProbe]:
         """Run a procedure under the rig's engine (``rig.motion``): torque on holding where the servos are,
         the interlocks watching ``streams``, tendon forces (at most ``max_tendon_force_N``), travel (at most
         ``max_travel_m`` from the start; a procedure that does not move may drift ``HOLD_TRAVEL_M``), the
@@ -194,7 +196,7 @@ class RigProbe:
             self._recent[stream].append(item)
             for tape in self._tapes:
                 tape.records[stream].append(item)
-            if stream == "actuators":
+            if stream == ACTUATORS.stream:
                 self._last_actuator_s = now
         for recs in self._recent.values():
             while recs and recs[0].host_time_s[-1] < now - KEEP_HOST_S:
@@ -230,15 +232,15 @@ class RigProbe:
     def pot_V(self, protocol_s: float = 0.2) -> np.ndarray:
         """(6,) mean SEA pot volts over the next ``protocol_s``, ratiometrically corrected by the sensed +5 V
         reference (raw when the reference is not wired)."""
-        d = self.fresh("daq", ("pot_V", "reference_V"), protocol_s)
-        ref = d["reference_V"]
+        d = self.fresh(DAQ.stream, (DAQ.pot_V, DAQ.reference_V), protocol_s)
+        ref = d[DAQ.reference_V]
         if np.all(np.isfinite(ref)):
-            return np.mean(d["pot_V"] * (NOMINAL_REFERENCE_V / ref)[:, None], axis=0)
-        return np.mean(d["pot_V"], axis=0)
+            return np.mean(d[DAQ.pot_V] * (NOMINAL_REFERENCE_V / ref)[:, None], axis=0)
+        return np.mean(d[DAQ.pot_V], axis=0)
 
     def tendon_force_N(self, protocol_s: float = 0.02) -> np.ndarray:
         """(6,) mean SEA forces (the rig's SEA calibration) over the next ``protocol_s``."""
-        return self.fresh("daq", ("tendon_force_N",), protocol_s)["tendon_force_N"].mean(axis=0)
+        return self.fresh(DAQ.stream, (DAQ.tendon_force_N,), protocol_s)[DAQ.tendon_force_N].mean(axis=0)
 
     @contextmanager
     def tape(self) -> Iterator[Tape]:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 from uartlab.drivers.sea import SeaGeometry
+from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS, tendon_index
 from uartlab.sim.scenarios import POSES_DEG
@@ -132,7 +133,7 @@ def run_nano17(rig, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 
     cal = nano17.load_cal(cal_file, rig.config.nano17.index)
     with RigProbe(rig, say) as probe, probe.procedure("nano17", moves=False):
         rate = rig.config.daq.rate_hz
-        volts = probe.fresh("daq", ("gauge_V",), samples / rate, min_samples=samples)["gauge_V"][:samples]
+        volts = probe.fresh(DAQ.stream, (DAQ.gauge_V,), samples / rate, min_samples=samples)[DAQ.gauge_V][:samples]
     result = nano17.tare(cal, volts, cal_file, tool_transform)
     lines = [f"file {result.cal_file} (serial {result.serial}), tool transform {list(result.tool_transform)}",
              "tare [V]   " + " ".join(f"{v:+.4f}" for v in result.bias_V),
@@ -235,11 +236,12 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
         raise CalibrationError("mocap", f"Motive streams marker(s) the finger's marker set does not have: "
                                         f"{', '.join(unknown)}", f"marker set {rig.config.mocap.marker_set!r}")
     nominal = tuple(by_name[n] for n in names)
-    with RigProbe(rig, say) as probe, probe.procedure("mocap", moves=False, streams=("actuators", "daq", "mocap")):
+    streams = (ACTUATORS.stream, DAQ.stream, MOCAP.stream)
+    with RigProbe(rig, say) as probe, probe.procedure("mocap", moves=False, streams=streams):
         if getattr(rig, "places_finger_itself", False):
             rig.place_finger(pose, None)
             probe.wait(1.0)
-        frames = probe.fresh("mocap", ("markers_m",), duration_s)["markers_m"]
+        frames = probe.fresh(MOCAP.stream, (MOCAP.markers_m,), duration_s)[MOCAP.markers_m]
     moved_m = np.nanmax(np.ptp(frames, axis=0)) if np.isfinite(frames).any() else 0.0
     if moved_m > MAX_JIG_MOTION_M:  # the offsets follow from the jig's angles: a finger that moves spoils them
         raise CalibrationError("mocap", f"a marker moved {moved_m * 1e3:.1f} mm during the recording: is the finger "
@@ -276,7 +278,7 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
     with RigProbe(rig, say) as probe:
         if start_pose and getattr(rig, "places_finger_itself", False):
             rig.place_finger(start_pose, None)
-        with probe.procedure("moment-arms", streams=("actuators", "daq", "mocap", "joints")):
+        with probe.procedure("moment-arms", streams=(ACTUATORS.stream, DAQ.stream, MOCAP.stream, JOINTS_IK.stream)):
             probe.wait(1.0)
             with probe.tape() as tape:
                 for done, name in enumerate(order, 1):
@@ -328,8 +330,8 @@ def _joint_angles(tape) -> tuple[np.ndarray, np.ndarray]:
     """(host times (n,), joint angles (n, 4)) of the well-posed solves of the rig's joints stream on the
     tape, timed as the stream times them (the frame's arrival). Timing them by Motive's timestamp through
     the rig's clock sync instead was tried and made the path residuals worse on a twin at 2x and 4x."""
-    tq, theta = tape.field("joints", "angles_rad")
-    _, good = tape.field("joints", "well_posed")
+    tq, theta = tape.field(JOINTS_IK.stream, JOINTS_IK.angles_rad)
+    _, good = tape.field(JOINTS_IK.stream, JOINTS_IK.well_posed)
     if tq.size == 0:
         raise CalibrationError("moment-arms", "no joint angles came during the sweeps: is the mocap tracking?")
     keep = good.astype(bool) & np.all(np.isfinite(theta), axis=1)
@@ -339,10 +341,10 @@ def _joint_angles(tape) -> tuple[np.ndarray, np.ndarray]:
 def _resample_on_angles(tape, tq: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The joint angles (n, 4) with the servo excursions and SEA forces (n, 6) interpolated to their times
     (forces averaged over 10 ms first), where all three streams cover them."""
-    te, excursion = tape.field("actuators", "excursion_m")
-    tf, force = tape.field("daq", "tendon_force_N")
+    te, excursion = tape.field(ACTUATORS.stream, ACTUATORS.excursion_m)
+    tf, force = tape.field(DAQ.stream, DAQ.tendon_force_N)
     if te.size == 0 or tf.size == 0:
-        missing = [s for s, n in (("actuators", te.size), ("daq", tf.size)) if n == 0]
+        missing = [s for s, n in ((ACTUATORS.stream, te.size), (DAQ.stream, tf.size)) if n == 0]
         raise CalibrationError("moment-arms", f"no {', '.join(missing)} data during the sweeps")
     keep = (tq >= max(te[0], tf[0])) & (tq <= min(te[-1], tf[-1]))
     tq, theta = tq[keep], theta[keep]

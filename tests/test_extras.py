@@ -82,7 +82,7 @@ CORE_MODULES = [
     "uartlab.calibration.executors", "uartlab.protocols.dry_run", "uartlab.protocols.suite",
     "uartlab.app.calibrate_cli", "uartlab.app.sim_commands", "uartlab.app.run_cli", "uartlab.app.record_cli",
     "uartlab.app.twin_commands", "uartlab.app.bench_sim", "uartlab.app.bench_record", "uartlab.app.bench_live",
-    "uartlab.app.bench_cli", "uartlab.app.doctor", "uartlab.app.extras", "uartlab.app.rig_streams",
+    "uartlab.app.bench_cli", "uartlab.app.doctor", "uartlab.app.extras", "uartlab.schema",
 ]
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from uartlab.app.gui.buffers import Channel, LiveData, Ring
-from uartlab.app.streams import FieldSpec, Record, StreamSpec
+from uartlab.app.streams import Record
+from uartlab.schema import DAQ, daq_spec
 
 
 def test_undecimated_ring_keeps_the_newest_samples_in_order_across_wraps():
@@ -47,14 +48,19 @@ def test_memory_is_fixed_however_long_it_streams():
 
 
 def test_live_data_takes_wanted_columns_and_clears_on_a_jump_back():
-    spec = StreamSpec("daq", "t", (FieldSpec("wrench", "f8", (6,), "N"), FieldSpec("other", "f8", (), "")), 100.0)
-    data = LiveData([Channel("daq", "wrench", (0, 1, 2))])
-    data.set_specs({"daq": spec})
+    spec = daq_spec(100.0)   # the real declaration: the window keeps wrench columns, not the pots
+
+    def block(t0: float, w: np.ndarray) -> Record:
+        data = {f.name: np.zeros((10, *f.shape), f.dtype) for f in spec.fields}
+        return Record(DAQ.stream, t0 + np.arange(10) / 100.0, {**data, DAQ.wrench: w})
+
+    data = LiveData([Channel(DAQ.stream, DAQ.wrench, (0, 1, 2))])
+    data.set_specs({DAQ.stream: spec})
     w = np.arange(60.0).reshape(10, 6)
-    data.add(Record("daq", 100 + np.arange(10) / 100.0, {"wrench": w, "other": np.zeros(10)}))
-    ring = data.get("daq", "wrench")
-    assert ring.width == 3 and data.get("daq", "other") is None
-    np.testing.assert_array_equal(data.latest("daq", "wrench"), w[-1, :3])
-    data.add(Record("daq", 50 + np.arange(10) / 100.0, {"wrench": w, "other": np.zeros(10)}))  # a seek back
+    data.add(block(100.0, w))
+    ring = data.get(DAQ.stream, DAQ.wrench)
+    assert ring.width == 3 and data.get(DAQ.stream, DAQ.pot_V) is None
+    np.testing.assert_array_equal(data.latest(DAQ.stream, DAQ.wrench), w[-1, :3])
+    data.add(block(50.0, w))  # a seek back
     t, _ = ring.view()
     assert t.min() >= 50 and t.max() < 51 and data.now_s < 51

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from uartlab.app.replay import SessionFile
 from uartlab.errors import InputFileError
+from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, RUNNER
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
 from uartlab.sim.surface import fingertip_force_from_sensor
 
@@ -41,10 +42,10 @@ USABLE_OUTCOMES = ("settled",)
 
 # quantity -> (stream, field) sources, preferred first
 SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
-    "excursion_m": (("actuators", "excursion_m"), ("runner", "excursion_m")),
-    "tendon_force_N": (("daq", "tendon_force_N"), ("runner", "tendon_force_N")),
-    "joint_angles_rad": (("joints", "angles_rad"), ("runner", "joint_angles_rad")),
-    "wrench": (("daq", "wrench"), ("runner", "wrench")),
+    "excursion_m": ((ACTUATORS.stream, ACTUATORS.excursion_m), (RUNNER.stream, RUNNER.excursion_m)),
+    "tendon_force_N": ((DAQ.stream, DAQ.tendon_force_N), (RUNNER.stream, RUNNER.tendon_force_N)),
+    "joint_angles_rad": ((JOINTS_IK.stream, JOINTS_IK.angles_rad), (RUNNER.stream, RUNNER.joint_angles_rad)),
+    "wrench": ((DAQ.stream, DAQ.wrench), (RUNNER.stream, RUNNER.wrench)),
 }
 REQUIRED = ("excursion_m", "tendon_force_N", "joint_angles_rad")
 

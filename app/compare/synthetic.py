@@ -19,10 +19,9 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.app.joint_stream import joints_spec
 from uartlab.app.recorder import SessionRecorder
-from uartlab.app.rig_streams import actuators_spec, daq_spec
 from uartlab.app.streams import Event, Record
+from uartlab.schema import actuators_spec, daq_spec, joints_spec
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip

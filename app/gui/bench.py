@@ -34,10 +34,7 @@ MEM_TOLERANCE_MB = 2.0   # allocator noise; growth beyond this is a leak
 
 def specs(daq_rate_hz: float, mocap_rate_hz: float):
     """The producers' own declarations, at the bench's rates: what the window really receives."""
-    from uartlab.app.joint_stream import joints_spec
-    from uartlab.app.live_model import model_spec
-    from uartlab.app.rig_streams import actuators_spec, daq_spec, mocap_spec
-    from uartlab.app.run_state import runner_spec
+    from uartlab.schema import actuators_spec, daq_spec, joints_spec, mocap_spec, model_spec, runner_spec
 
     markers = [f"m{i}" for i in range(12)]
     return [daq_spec(daq_rate_hz), actuators_spec(200.0), mocap_spec(markers, mocap_rate_hz),

@@ -17,6 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL, RUNNER
 from uartlab.sim.names import JOINTS, TENDONS
 
 from .buffers import Channel, LiveData
@@ -40,18 +41,18 @@ class PlotSpec:
 
 PLOTS = (
     PlotSpec("tension", "Tendon tension", "tension [N]", TENDONS, 1.0, "N",
-             Channel("daq", "tendon_force_N"), Channel("model", "tendon_force_N")),
+             Channel(DAQ.stream, DAQ.tendon_force_N), Channel(MODEL.stream, MODEL.tendon_force_N)),
     PlotSpec("angles", "Joint angles", "angle [deg]", JOINTS, 180.0 / math.pi, "deg",
-             Channel("joints", "angles_rad"), Channel("model", "joint_angles_rad")),
+             Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad)),
     # Measured and model alike: the force on the fingertip in the world frame (X distal, Y radial, Z dorsal),
     # the Nano17's reading turned by sim.surface.fingertip_force_from_sensor for the trial's surface.
     PlotSpec("force", "Force on the fingertip (world frame)", "force [N]", ("X", "Y", "Z"), 1.0, "N",
-             Channel("model", "measured_fingertip_force_N"), Channel("model", "fingertip_force_N")),
+             Channel(MODEL.stream, MODEL.measured_fingertip_force_N), Channel(MODEL.stream, MODEL.fingertip_force_N)),
     # The model has no servo state; the runner's commanded excursion is what the measured one should follow.
     PlotSpec("excursion", "Servo excursion (dashed: commanded)", "excursion [mm]", TENDONS, 1e3, "mm",
-             Channel("actuators", "excursion_m"), Channel("runner", "command_m")),
+             Channel(ACTUATORS.stream, ACTUATORS.excursion_m), Channel(RUNNER.stream, RUNNER.command_m)),
 )
-POSE_CHANNELS = (Channel("joints", "angles_rad"), Channel("model", "joint_angles_rad"))
+POSE_CHANNELS = (Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad))
 
 
 def channels() -> list[Channel]:
@@ -89,7 +90,7 @@ class _Plot:
         self.model = [self._curve(item, pen(i, dashed=True)) for i in range(len(spec.names))] if spec.model else []
         self.res = [self._curve(residual, pen(i)) for i in range(len(spec.names))] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
-        waiting = ("shown during a trial (with the live model)" if spec.measured.stream == "model"
+        waiting = ("shown during a trial (with the live model)" if spec.measured.stream == MODEL.stream
                    else "no data from this source yet")
         self.waiting = pg.TextItem(waiting,
                                    color="#888888", anchor=(0.5, 0.5))

@@ -1,0 +1,217 @@
+"""Every stream uartlab records, declared once: each field's dtype, shape, units, frame and meaning.
+
+Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig.py), ``joints`` (mocap IK, app/joint_stream.py),
+``runner`` (one row per control tick, app/engine.py), ``model`` (the live model, app/live_model.py), and the
+``events`` pseudo-stream. Producers build their records from these declarations (``daq_spec(rate)`` ...);
+consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
+name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/test_stream_schema.py fails when
+any module names a field by string literal that no declaration has.
+
+Why here, at the package root next to ``uartlab.errors``, and not in app/: the readers below the
+application need the names too — calibration/ reads the rig's streams through a probe and a tape
+(``tape.field(JOINTS_IK.stream, JOINTS_IK.angles_rad)``), and calibration may import drivers and sim but
+never app. So the declarations live where every layer may import them. This module imports only
+dataclasses and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
+from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
+
+``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; app/streams.py re-exports them beside
+``Record`` and ``Event``. The file layout and names are those of every file already recorded
+(docs/session-file.md); ``frame`` is written as an HDF5 attribute only where a field has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uartlab.sim.names import JOINTS, TENDONS
+
+HOST_TIME = "host_time_s"
+EVENTS = "events"                 # the pseudo-stream Events travel under (app/hub.py)
+
+# Frames, for fields that have one.
+FRAME_NANO17 = "Nano17 sensor"
+FRAME_WORLD = "world (X distal, Y radial, Z dorsal)"
+FRAME_MOTIVE = "Motive"
+FRAME_ANATOMICAL = "anatomical"
+
+SIX = (len(TENDONS),)
+FOUR = (len(JOINTS),)
+JOINT_SPEED_WINDOW_S = 0.25  # est.: long enough to average IK noise, short against a 4 s pull (joints.speed_rad_s)
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    dtype: str                      # numpy dtype string: "f8", "i8", "u1", "?" ...
+    shape: tuple[int, ...] = ()     # per-sample shape, e.g. (6,) for six tendons
+    units: str = ""                 # "N", "m", "rad", "V", "s", "" for counts and flags
+    description: str = ""
+    frame: str = ""                 # the coordinate frame of a vector/angle field; "" when it has none
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """A stream's descriptor: its name, what device it comes from, its fields (host time is implied)."""
+
+    name: str                       # "actuators", "daq", "mocap", "model", "interlocks" ...
+    device: str                     # "MX-64 bus", "USB-6210 Dev1", "OptiTrack", "twin" ...
+    fields: tuple[FieldSpec, ...]
+    nominal_rate_hz: float | None = None
+    device_clock: str | None = None  # the field that is the device's own clock, if any
+
+    def __post_init__(self):
+        names = [f.name for f in self.fields]
+        if HOST_TIME in names or len(set(names)) != len(names):
+            raise ValueError(f"stream {self.name}: field names must be unique and not {HOST_TIME!r}: {names}")
+        if self.device_clock is not None and self.device_clock not in names:
+            raise ValueError(f"stream {self.name}: device clock {self.device_clock!r} is not one of its fields")
+
+    def field(self, name: str) -> FieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"stream {self.name} has no field {name!r}")
+
+
+# --------------------------------------------------------------------------- the rig
+
+def actuators_spec(rate_hz: float) -> StreamSpec:
+    return StreamSpec("actuators", "MX-64 bus", (
+        FieldSpec("excursion_m", "f8", SIX, "m", "tendon excursion from each SEA's zero, + = reeled in"),
+        FieldSpec("velocity_m_per_s", "f8", SIX, "m/s", "tendon velocity"),
+        FieldSpec("current_A", "f8", SIX, "A", "motor current, + = pulling the tendon in"),
+        FieldSpec("moving", "?", SIX, "", "the servo's Moving flag"),
+        FieldSpec("hardware_error", "i8", SIX, "", "Hardware Error Status byte"),
+        FieldSpec("device_tick_ms", "i8", SIX, "ms", "Realtime Tick of each servo (wraps at 32768); -1: none"),
+    ), rate_hz, "device_tick_ms")
+
+
+def daq_spec(rate_hz: float) -> StreamSpec:
+    return StreamSpec("daq", "USB-6210", (
+        FieldSpec("sample_index", "i8", (), "", "sample-clock index since the task started"),
+        FieldSpec("read_host_time_s", "f8", (), "s", "host time the sample's block was read (raw, for re-fits)"),
+        FieldSpec("pot_V", "f8", SIX, "V", "SEA pot wipers, tendon order"),
+        FieldSpec("reference_V", "f8", (), "V", "the pots' +5 V reference; NaN if not wired"),
+        FieldSpec("gauge_V", "f8", (6,), "V", "Nano17 gauges; NaN if not wired"),
+        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension from the pots (SeaCalibration)"),
+        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] since the last tare",
+                  FRAME_NANO17),
+    ), rate_hz, "sample_index")
+
+
+def mocap_spec(marker_names: list[str], rate_hz: float | None) -> StreamSpec:
+    return StreamSpec("mocap", "OptiTrack", (
+        FieldSpec("frame_number", "i8", (), "", "Motive frame number"),
+        FieldSpec("motive_time_s", "f8", (), "s", "Motive's frame timestamp (s since Motive started)"),
+        FieldSpec("mid_exposure_ticks", "i8", (), "", "camera mid-exposure, Motive's HR clock; -1: none"),
+        FieldSpec("markers_m", "f8", (len(marker_names), 3), "m",
+                  "labelled markers in order " + " ".join(marker_names) + "; NaN when occluded", FRAME_MOTIVE),
+    ), rate_hz, "motive_time_s")
+
+
+def joints_spec(rate_hz: float | None) -> StreamSpec:
+    return StreamSpec("joints", "mocap IK", (
+        FieldSpec("frame_number", "i8", (), "", "the Motive frame these angles were solved from"),
+        FieldSpec("angles_rad", "f8", FOUR, "rad", "joint angles " + " ".join(JOINTS) + ", anatomical (+ flexion)",
+                  FRAME_ANATOMICAL),
+        FieldSpec("speed_rad_s", "f8", FOUR, "rad/s", "least-squares slope of the angles over the last "
+                                                       f"{JOINT_SPEED_WINDOW_S:g} s", FRAME_ANATOMICAL),
+        FieldSpec("rms_residual_m", "f8", (), "m", "RMS marker residual of the IK fit"),
+        FieldSpec("well_posed", "?", (), "", "every moving bone had enough markers"),
+    ), rate_hz, "frame_number")
+
+
+# --------------------------------------------------------------------------- the runner and the model
+
+RUNNER_STREAM = "runner"
+MODEL_STREAM = "model"
+DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 set-points per sigmoid
+WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
+
+
+def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
+    return (
+        FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p}" for i, p in enumerate(phase_names))),
+        FieldSpec("trial_index", "i8", (), "", "0-based index into the run's trial plan; -1 outside trials"),
+        FieldSpec("command_m", "f8", SIX, "m", "excursion commanded this tick (NaN: none sent, or torque off)"),
+        FieldSpec("excursion_m", "f8", SIX, "m", "measured excursion the tick saw"),
+        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension the tick saw (10 ms mean)"),
+        FieldSpec("joint_angles_rad", "f8", FOUR, "rad", "newest IK joint angles the tick saw", FRAME_ANATOMICAL),
+        FieldSpec("joint_speed_deg_s", "f8", FOUR, "deg/s", "settle-rule speed: slope over the suite's window_s",
+                  FRAME_ANATOMICAL),
+        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)",
+                  FRAME_NANO17),
+        FieldSpec("fingertip_force_N", "f8", (), "N", "|F| of the Nano17"),
+        FieldSpec("hardware_error", "i8", SIX, "", "MX-64 Hardware Error Status bytes the tick saw"),
+        FieldSpec("stream_age_s", "f8", (len(WATCHED_STREAMS),), "s",
+                  "age of the newest sample of " + " ".join(WATCHED_STREAMS) + " at the tick (inf: none yet)"),
+    )
+
+
+def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
+    from uartlab.protocols.runner import Phase  # here, not at the top: the schema loads no layer on import
+    return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(tuple(p.name for p in Phase)), rate_hz, None)
+
+
+MODEL_FIELDS = (
+    FieldSpec("phase", "i8", (), "", "runner phase of the tick (index into protocols.runner.Phase)"),
+    FieldSpec("trial_index", "i8", (), "", "runner trial index the prediction belongs to"),
+    FieldSpec("joint_angles_rad", "f8", FOUR, "rad", "predicted joint angles MCP_AB MCP_FE PIP DIP (+ flexion)",
+              FRAME_ANATOMICAL),
+    FieldSpec("tendon_force_N", "f8", SIX, "N", "predicted input tendon tensions FDP FDS ED DI PI LUM"),
+    FieldSpec("fingertip_force_N", "f8", (3,), "N", "predicted contact force on the fingertip, world X Y Z",
+              FRAME_WORLD),
+    FieldSpec("measured_fingertip_force_N", "f8", (3,), "N",
+              "measured force on the fingertip, world X Y Z (Nano17 force through the surface frame)", FRAME_WORLD),
+    FieldSpec("residual_joint_angles_rad", "f8", FOUR, "rad", "measured - model joint angles", FRAME_ANATOMICAL),
+    FieldSpec("residual_tendon_force_N", "f8", SIX, "N", "measured - model input tendon tensions"),
+    FieldSpec("residual_fingertip_force_N", "f8", (3,), "N", "measured - model fingertip force", FRAME_WORLD),
+    FieldSpec("lag_s", "f8", (), "s", "how far this tick is behind the newest tick the model had received"),
+    FieldSpec("ticks_merged", "i8", (), "", "control ticks this step covers: 1, more when catching up"),
+    FieldSpec("step_s", "f8", (), "s", "wall time the model took for this tick"),
+)
+
+
+def model_spec(control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
+    return StreamSpec(MODEL_STREAM, "bond-graph model (live)", MODEL_FIELDS, control_rate_hz)
+
+
+# --------------------------------------------------------------------------- naming fields
+
+class StreamNames:
+    """The names of one stream and its fields: ``DAQ.stream == "daq"``, ``DAQ.wrench == "wrench"``,
+    ``DAQ.ref("wrench") == "daq.wrench"``. A field the stream does not declare is an AttributeError."""
+
+    __slots__ = ("stream", "fields")
+
+    def __init__(self, stream: str, fields: tuple[FieldSpec, ...]):
+        self.stream = stream
+        self.fields: tuple[str, ...] = tuple(f.name for f in fields)
+
+    def __getattr__(self, name: str) -> str:  # only called for names that are not slots
+        if name in self.fields:
+            return name
+        raise AttributeError(f"stream {self.stream!r} declares no field {name!r} (uartlab/schema.py); "
+                             f"it has {', '.join(self.fields)}")
+
+    def ref(self, field: str) -> str:
+        """``"stream.field"``, the way compare names a signal's source."""
+        return f"{self.stream}.{getattr(self, field)}"
+
+    def __repr__(self) -> str:
+        return f"StreamNames({self.stream!r}, {self.fields})"
+
+
+ACTUATORS = StreamNames("actuators", actuators_spec(1.0).fields)
+DAQ = StreamNames("daq", daq_spec(1.0).fields)
+MOCAP = StreamNames("mocap", mocap_spec([], None).fields)
+JOINTS_IK = StreamNames("joints", joints_spec(None).fields)   # not JOINTS: that is sim.names' joint order
+RUNNER = StreamNames(RUNNER_STREAM, _runner_fields(()))
+MODEL = StreamNames(MODEL_STREAM, MODEL_FIELDS)
+STREAMS: dict[str, StreamNames] = {s.stream: s for s in (ACTUATORS, DAQ, MOCAP, JOINTS_IK, RUNNER, MODEL)}
+
+
+def declared_specs(marker_names: list[str] = ("m0",), rate_hz: float = 100.0) -> dict[str, StreamSpec]:
+    """One spec of every declared stream (at one rate), for tests and benches that need them all."""
+    return {s.name: s for s in (actuators_spec(rate_hz), daq_spec(rate_hz), mocap_spec(list(marker_names), rate_hz),
+                                joints_spec(rate_hz), runner_spec(rate_hz), model_spec(rate_hz))}
