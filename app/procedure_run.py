@@ -153,12 +153,14 @@ def return_to_start(rig, start_m: np.ndarray, say=None) -> str:
     """Bring the tendons back to ``start_m`` (where the last run began) at the engine's safe speed, under
     every interlock."""
     start_m = np.asarray(start_m, dtype=float)
-    with rig.motion("return to start", max_travel_m=RELEASE_MAX_TRAVEL_M) as run:
-        far = np.abs(start_m - run.goal_m) > RELEASE_MAX_TRAVEL_M
+    # As far as a full release and the largest pull the rig allows can have taken a tendon from its start.
+    reach_m = RELEASE_MAX_TRAVEL_M + max(rig.config.ceilings.limits.max_excursion_mm.values()) * 1e-3
+    with rig.motion("return to start", max_travel_m=reach_m) as run:
+        far = np.abs(start_m - run.goal_m) > reach_m
         if far.any():
             raise ProcedureStopped(f"return to start: {', '.join(TENDONS[i] for i in np.flatnonzero(far))} more "
-                                   f"than {RELEASE_MAX_TRAVEL_M * 1e3:g} mm from its start; release the tendons "
-                                   "and set the finger up by hand")
+                                   f"than {reach_m * 1e3:g} mm from its start; release the tendons and set the "
+                                   "finger up by hand")
         run.step(Move(tuple(start_m)))
         run.step(WaitUntilStill(timeout_s=10.0))
         run.finish("back at the start")

@@ -476,7 +476,8 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
     panel.buttons["return"].click()
     qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
-    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines())
+    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
+        window.errors
     excursions = rig.actuators.read().excursion_m
     np.testing.assert_allclose(excursions, window.ops.run_start_m, atol=1e-3)
     panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the engine too
