@@ -74,3 +74,17 @@ def wait_for(condition, timeout_s: float = 2.0, poll_s: float = 0.005) -> bool:
             return False
         time.sleep(poll_s)
     return True
+
+
+def short_suite_toml(pull_s: float = 1.0) -> str:
+    """A one-trial suite for runs on the twin: ED pulled 10 mm over ``pull_s`` and back."""
+    return f"""
+[suite]
+name = "short"
+repeats = 1
+[[trial]]
+name = "ED"
+pose = "Flex"
+pulls = [{{ tendon = "ED", amplitude_mm = 10.0, duration_s = {pull_s!r} }}]
+return = true
+"""

@@ -474,6 +474,7 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     assert any("  tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines())
     assert window.errors == []
     assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
+    assert panel.buttons["return"].isEnabled() and not window.ops.estop_latched
     panel.buttons["return"].click()
     qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
     assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
@@ -524,3 +525,16 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
     panel.buttons["reset"].click()
     window.rig_panel.disconnect_button.click()
     qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+
+
+def test_an_estop_reported_after_its_reset_does_not_latch_again(window):
+    """The E-stop's own hub event can reach the window after the operator reset it (a busy machine): it is
+    acknowledged already. Another E-stop after the reset (from another window or `uartlab run`) latches."""
+    window.ops.estop("operator E-stop (button)")
+    pressed_at = time.monotonic()
+    window.estop_reset.click()
+    window.ops.on_event(Event(pressed_at, "estop", "operator", "operator E-stop (button)"))
+    assert not window.ops.estop_latched
+    window.ops.on_event(Event(time.monotonic(), "estop", "operator", "E-stop from another client"))
+    assert window.ops.estop_latched and "another client" in window.interlock_label.text()
+    window.estop_reset.click()

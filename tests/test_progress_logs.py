@@ -14,6 +14,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from conftest import short_suite_toml
 from uartlab.app import logs, progress
 from uartlab.app.cli import main
 from uartlab.app.streams import Event
@@ -244,16 +245,7 @@ def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summar
     assert "done in" in quiet.stdout and "t=" not in quiet.stdout
 
 
-SHORT_SUITE = """
-[suite]
-name = "short"
-repeats = 1
-[[trial]]
-name = "ED"
-pose = "Flex"
-pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
-return = true
-"""
+SHORT_SUITE = short_suite_toml()
 
 
 @pytest.mark.realtime

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import wait_for
+from conftest import short_suite_toml, wait_for
 from uartlab.app import free_space
 from uartlab.app.cli import main
 from uartlab.app.experiment import PHASES, Experiment
@@ -287,16 +287,7 @@ def test_with_torque_off_as_the_safe_action_a_recorder_failure_turns_torque_off(
 
 
 # ------------------------------------------------------------------ `uartlab run`
-RUN_SUITE = """
-[suite]
-name = "short"
-repeats = 1
-[[trial]]
-name = "ED"
-pose = "Flex"
-pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 6.0 }]
-return = true
-"""
+RUN_SUITE = short_suite_toml(6.0)
 
 
 @pytest.mark.realtime

@@ -10,21 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import short_suite_toml
 from uartlab.app.cli import main
 from uartlab.app.replay import SessionFile
 
 pytestmark = pytest.mark.realtime
 
-SUITE = """
-[suite]
-name = "short"
-repeats = 1
-[[trial]]
-name = "ED"
-pose = "Flex"
-pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
-return = true
-"""
+SUITE = short_suite_toml()
 
 
 def twin_rig_with_a_store(tmp_path: Path) -> Path:

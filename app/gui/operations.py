@@ -8,6 +8,7 @@ Experiment (``app/experiment.py``) is imported when a run starts, so the window 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from pathlib import Path
@@ -39,6 +40,7 @@ class Operations:
         self.last_engine = None               # the last run's engine: closed before anything else moves
         self.moving: str | None = None        # an operator move on the engine ("release tendons" ...)
         self.estop_latched = False
+        self.estop_reset_at_s = -math.inf     # an "estop" event older than the last reset does not latch again
         self.estop_reason = ""
         self.trip_reason: str | None = None
         self._busy: set[str] = set()
@@ -363,6 +365,7 @@ class Operations:
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""
+        self.estop_reset_at_s = time.monotonic()
         self.w.log_line("E-stop reset by the operator")
         if self.experiment is not None and str(self.experiment.status().phase) in RUN_OVER:
             self.reset_run()
@@ -496,7 +499,8 @@ class Operations:
         if e.kind == "trip":
             self.trip_reason = e.message
             self.show_safety()
-        elif e.kind == "estop" and not self.estop_latched and self.replay is None:
+        elif (e.kind == "estop" and not self.estop_latched and self.replay is None
+              and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
             self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
             self.show_safety()
             self._refresh_buttons()
