@@ -493,6 +493,7 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
 
 
 @pytest.mark.slow
+@pytest.mark.realtime
 def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, window):
     """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
     Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
