@@ -33,7 +33,7 @@ DAQ_CHANNELS, DAQ_RATE_HZ, DAQ_BLOCK = 13, 19_200.0, 96   # 13 x 19.2 kHz = 249.
 # (6 pots, the reference, 6 gauges; each row also carries the derived tendon forces and wrench)
 SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # issue 5 rates; 12 markers on the finger
 
-# The producers' own declarations (uartlab/schema.py) at the bench's rates: what a recording really writes.
+# The producers' own declarations (uartlab.schema) at the bench's rates: what a recording really writes.
 SPECS = (daq_spec(DAQ_RATE_HZ), actuators_spec(SERVO_RATE_HZ),
          mocap_spec([f"m{i}" for i in range(MARKERS)], MOCAP_RATE_HZ))
 BLOCK_ROWS = {"daq": DAQ_BLOCK, "actuators": 1, "mocap": 1}

@@ -173,7 +173,7 @@ class SessionRecorder:
                                  chunks=(rows, *fs.shape))
             d.attrs.update({"units": fs.units, "description": fs.description, "dtype": fs.dtype,
                             "sample_shape": list(fs.shape) or [0]})
-            if fs.frame:  # only where a field has one (uartlab/schema.py); files before it have none
+            if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
                 d.attrs["frame"] = fs.frame
         # Handles stay open for the whole recording: reopening costs ~20 us per field per flush, and an
         # error flushing a dataset's chunk cache would otherwise surface in a destructor, where h5py swallows it.

@@ -5,7 +5,7 @@
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
-Streams ("actuators", "daq", "mocap") are declared once in uartlab/schema.py (``*_spec``) with units. Every sample
+Streams ("actuators", "daq", "mocap") are declared once in uartlab.schema (``*_spec``) with units. Every sample
 carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
 ends; the other threads go on, and ``health()`` says which device failed.

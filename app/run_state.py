@@ -2,7 +2,7 @@
 
 ``Latest`` keeps the newest value of everything the runner looks at, from hub items (the mean of the last
 10 ms of SEA and Nano17 readings; the settle rule's windowed joint speed). ``runner_spec`` (declared in
-uartlab/schema.py, re-exported here) is the stream an Experiment publishes once per control tick;
+uartlab.schema, re-exported here) is the stream an Experiment publishes once per control tick;
 ``SteadyState`` is what RECORD keeps of a trial.
 Split from experiment.py, which owns the loop.
 """

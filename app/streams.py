@@ -1,7 +1,7 @@
 """What flows through the application: self-describing streams of timestamped records.
 
 Every stream (actuators, DAQ, mocap, joints, runner, model) is described once by a ``StreamSpec`` declared
-in uartlab/schema.py — its fields with dtype, per-sample shape, units, frame and a description — and emits
+in uartlab.schema — its fields with dtype, per-sample shape, units, frame and a description — and emits
 ``Record`` blocks: n samples of every field, the first axis being time. Every record carries the host
 monotonic time of each sample (``host_time_s``) and, where the device has one, its own clock as an
 ordinary field (DAQ sample index, NatNet frame number and timestamp, Dynamixel Realtime Tick). The hub

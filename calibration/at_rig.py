@@ -18,7 +18,7 @@ where they are (the engine's safe action) and the reason is said before the exce
 caller writes nothing.
 
 Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``, ``motion``): calibration/ never
-imports app/. Streams and fields are named through uartlab/schema.py (``DAQ.tendon_force_N``), which
+imports app/. Streams and fields are named through uartlab.schema (``DAQ.tendon_force_N``), which
 every layer may import.
 """
 

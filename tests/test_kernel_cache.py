@@ -40,7 +40,7 @@ def copy_package(dest: Path) -> Path:
     pkg = dest / "uartlab"
     pkg.mkdir(parents=True)
     for name in ("__init__.py", "_version.py", "errors.py"):
-        shutil.copy2(ROOT / "uartlab" / name, pkg / name)
+        shutil.copy2(ROOT / "core" / name, pkg / name)   # core/ is installed as the package root uartlab
     shutil.copytree(ROOT / "sim", pkg / "sim", ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     return pkg / "sim"
 

@@ -52,3 +52,11 @@ def test_wheel_declares_the_console_script(wheel):
     zf = zipfile.ZipFile(wheel)
     entry = next(n for n in zf.namelist() if n.endswith("entry_points.txt"))
     assert "uartlab = uartlab.app.cli:main" in zf.read(entry).decode()
+
+
+def test_nothing_in_the_checkout_shadows_the_installed_package():
+    """Python started in the checkout puts it first on sys.path: a folder named uartlab/ there would be
+    imported instead of the installed package (a plain install then finds no uartlab.sim). The package
+    root's sources live in core/."""
+    assert not (ROOT / "uartlab").exists()
+    assert (ROOT / "core" / "__init__.py").exists()

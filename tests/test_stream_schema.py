@@ -1,7 +1,7 @@
 """The stream schema's contract: every field any module names is declared, and producers emit exactly it.
 
 (a) Static: the package's source is parsed (ast) and every place a stream field is named by a string
-literal in the usual patterns is checked against uartlab/schema.py:
+literal in the usual patterns is checked against uartlab.schema:
   ``X.data["f"]``, ``d["f"]`` where ``d = X.data``           field f of some stream
   ``tape.field("s", "f")``, ``spec.field("f")``              (s, f) / field f
   ``probe.fresh("s", ("f", "g"), ...)``                       (s, f), (s, g)
@@ -27,7 +27,7 @@ from uartlab import schema
 from uartlab.schema import STREAMS, StreamNames
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE_DIRS = ("app", "calibration", "drivers", "protocols", "sim", "uartlab", "examples")
+PACKAGE_DIRS = ("app", "calibration", "drivers", "protocols", "sim", "core", "examples")
 DECLARED: dict[str, set[str]] = {s: set(n.fields) for s, n in STREAMS.items()}
 ALL_FIELDS = set().union(*DECLARED.values())
 # Streams a module declares for itself, never recorded with a rig's: (file, stream) -> fields.
@@ -164,19 +164,19 @@ def test_every_field_a_module_names_is_declared_by_the_schema():
         seen += len(found)
         bad += undeclared(found, rel)
     assert seen > 100, "the scanner found almost nothing: are the patterns still the code's?"
-    assert not bad, "named but not declared in uartlab/schema.py:\n" + "\n".join(bad)
+    assert not bad, "named but not declared in uartlab.schema:\n" + "\n".join(bad)
 
 
 def test_streams_are_declared_only_in_the_schema():
     local = []
     for rel, text in _sources():
-        if rel == "uartlab/schema.py":
+        if rel == "core/schema.py":
             continue
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "StreamSpec" and node.args \
                     and _str(node.args[0]) is not None and (rel, _str(node.args[0])) not in LOCAL_STREAMS:
                 local.append(f"{rel}:{node.lineno}: {_str(node.args[0])}")
-    assert not local, "streams declared outside uartlab/schema.py:\n" + "\n".join(local)
+    assert not local, "streams declared outside uartlab.schema:\n" + "\n".join(local)
 
 
 SNIPPET = '''

@@ -191,7 +191,7 @@ class StreamNames:
     def __getattr__(self, name: str) -> str:  # only called for names that are not slots
         if name in self.fields:
             return name
-        raise AttributeError(f"stream {self.stream!r} declares no field {name!r} (uartlab/schema.py); "
+        raise AttributeError(f"stream {self.stream!r} declares no field {name!r} (uartlab.schema); "
                              f"it has {', '.join(self.fields)}")
 
     def ref(self, field: str) -> str:
