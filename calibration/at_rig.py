@@ -24,7 +24,6 @@ every layer may import.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -127,9 +126,7 @@ class RigProbe:
             return "the servos were not moved"
         if run.phase is Phase.FAULT:
             reason = run.runner.fault_reason or ""
-            if reason.startswith(f"{ACTUATORS.stream}:"):  # a servo faulted: its driver turned torque off;
-                with contextlib.suppress(Exception):     # say it again (a sync write has no reply to confirm it)
-                    self.rig.actuators.torque_off()
+            if reason.startswith("actuators:"):  # the servo bus failed: its driver has turned torque off
                 return "torque off (the MX-64 driver turns it off when a servo faults)"
             return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
                    f"(tripped: {reason})"
