@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gc
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 
@@ -90,19 +88,3 @@ pose = "Flex"
 pulls = [{{ tendon = "ED", amplitude_mm = 10.0, duration_s = {pull_s!r} }}]
 return = true
 """
-
-
-@contextlib.contextmanager
-def mounted_tmpfs(folder, size_mb: int):
-    """A real small disk (tmpfs of ``size_mb``) at ``folder``, for disk-full tests; skips where mounting is not
-    allowed. Unmounted lazily at the end: a leaked handle must not leave it mounted."""
-    folder.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a real disk-full needs root to mount a small tmpfs")
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(folder)], capture_output=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
