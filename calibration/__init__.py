@@ -25,6 +25,6 @@ Nothing here imports Qt or app/ (DESIGN: calibration -> drivers, sim): rig_runs 
 app.rig.Rig as an argument and use it by its attributes.
 """
 
-from .errors import CalibrationError
+from uartlab.calibration.errors import CalibrationError
 
 __all__ = ["CalibrationError"]

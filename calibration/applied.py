@@ -13,10 +13,9 @@ from __future__ import annotations
 import tomllib
 
 import tomli_w
+from uartlab.calibration.model_fit import set_params
+from uartlab.calibration.store import CalibrationRecord, CalibrationStore
 from uartlab.sim import FingerParams
-
-from .model_fit import set_params
-from .store import CalibrationRecord, CalibrationStore
 
 MODEL_KINDS = ("moment_arms", "model")   # the calibration kinds that are model parameters
 

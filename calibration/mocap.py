@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.calibration.errors import CalibrationError
 from uartlab.sim.ik import Marker, marker_positions
-
-from .errors import CalibrationError
 
 MIN_FRAMES = 10
 MAX_BASE_RESIDUAL_M = 0.002  # est.: 10x the marker noise; beyond it a base marker is mislabelled or moved

@@ -25,14 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
+from uartlab.calibration.errors import CalibrationError
+from uartlab.calibration.fit_uncertainty import Uncertainty, uncertainty
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.inputs import table_inputs
 from uartlab.sim.params import ContactParams
 from uartlab.sim.surface import PlaneSurface
-
-from .errors import CalibrationError
-from .fit_uncertainty import Uncertainty, uncertainty
 
 PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y")
 CONTACT_PARAMETERS = ("a", "b", "Kx", "Ky", "mu_x", "mu_y")  # need a surface-contact trial

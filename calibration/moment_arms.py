@@ -22,10 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.calibration.errors import CalibrationError
 from uartlab.sim.names import EM_TENDONS, GROUP_JOINTS, JOINTS, MCP_FE, MOMENT_ARM_GROUPS, TENDONS, tendon_index
 from uartlab.sim.params import N_COEFFS, FingerParams
-
-from .errors import CalibrationError
 
 MIN_SAMPLES = 50
 # Range of a joint in the sweep below which its moment arm is fitted with fewer coefficients (est.: a

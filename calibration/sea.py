@@ -19,10 +19,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V, SeaCalibration
 from uartlab.sim.names import TENDONS, tendon_index
-
-from .errors import CalibrationError
 
 MIN_POINTS = 5          # a line and its residuals: at least five loads (the ISO 376 practice is 8-10)
 MIN_SPAN_N = 1.0        # loads must span at least this much force, or the gain is noise

@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry
 from uartlab.sim.names import TENDONS, tendon_index
-
-from .errors import CalibrationError
 
 MIN_SLACK_POINTS = 3
 MIN_TAUT_POINTS = 4

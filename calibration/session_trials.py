@@ -1,7 +1,7 @@
 """Recorded session trials as the model fit's TrialRecordings.
 
 The trials come from `uartlab compare`'s session reader (app/compare/measured.py ``load_trials``, called by
-app/model_sessions.py: calibration/ may not import app/, DESIGN.md). That reader already knows the file
+app/procedures/from_sessions.py: calibration/ may not import app/, DESIGN.md). That reader already knows the file
 layout: each trial relative to its actuation start, in protocol seconds (a twin at 3x speed included), the
 measured excursions, SEA tensions, joint angles from the `joints` stream and the Nano17 wrench turned into
 the force on the fingertip in the world frame, the pose and surface angle from the trial's parameters.
@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-
-from .errors import CalibrationError
-from .model_fit import TrialRecording
+from uartlab.calibration.errors import CalibrationError
+from uartlab.calibration.model_fit import TrialRecording
 
 SAMPLE_S = 0.04        # as the twin path (twin_runs.run_model): 25 rows per protocol second
 MIN_SAMPLES = 10       # model_fit.fit_model's minimum

@@ -29,10 +29,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 import tomli_w
+from uartlab.calibration.errors import CalibrationError
+from uartlab.calibration.record_checks import check_values
 from uartlab.sim.toml_lines import decode_error, line_of_key
-
-from .errors import CalibrationError
-from .record_checks import check_values
 
 SCHEMA = "uartlab.calibration/1"
 CURRENT = "current.toml"

@@ -5,6 +5,6 @@ The package root holds only what every layer shares: the version, the error clas
 nothing; the model, drivers and window load on first use.
 """
 
-from ._version import __version__
+from uartlab._version import __version__
 
 __all__ = ["__version__"]

@@ -1,10 +1,10 @@
 """Every stream uartlab records, declared once: each field's dtype, shape, units, frame and meaning.
 
-Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig.py), ``joints`` (mocap IK, app/joint_stream.py),
-``runner`` (one row per control tick, app/engine.py), ``model`` (the live model, app/live_model.py), and the
+Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
+``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
 ``events`` pseudo-stream. Producers build their records from these declarations (``daq_spec(rate)`` ...);
 consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
-name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/test_stream_schema.py fails when
+name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
 any module names a field by string literal that no declaration has.
 
 Why here, at the package root next to ``uartlab.errors``, and not in app/: the readers below the
@@ -14,7 +14,7 @@ never app. So the declarations live where every layer may import them. This modu
 dataclasses and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
 from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
 
-``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; app/streams.py re-exports them beside
+``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; core/streams.py re-exports them beside
 ``Record`` and ``Event``. The file layout and names are those of every file already recorded
 (docs/session-file.md); ``frame`` is written as an HDF5 attribute only where a field has one.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from uartlab.sim.names import JOINTS, TENDONS
 
 HOST_TIME = "host_time_s"
-EVENTS = "events"                 # the pseudo-stream Events travel under (app/hub.py)
+EVENTS = "events"                 # the pseudo-stream Events travel under (core/hub.py)
 
 # Frames, for fields that have one.
 FRAME_NANO17 = "Nano17 sensor"

@@ -32,11 +32,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
-
-from .interfaces import ConfigError, DeviceError, MocapSample
-from .natnet.client import ClientStats, NatNetClient, NatNetError, ReceivedFrame
-from .natnet.descriptions import ModelDefinitions
-from .natnet.packets import NATNET_DEFAULT_COMMAND_PORT, NATNET_DEFAULT_DATA_PORT
+from uartlab.drivers.interfaces import ConfigError, DeviceError, MocapSample
+from uartlab.drivers.natnet.client import ClientStats, NatNetClient, NatNetError, ReceivedFrame
+from uartlab.drivers.natnet.descriptions import ModelDefinitions
+from uartlab.drivers.natnet.packets import NATNET_DEFAULT_COMMAND_PORT, NATNET_DEFAULT_DATA_PORT
 
 DEVICE = "OptiTrack"
 MARKER_SET = "uart_finger"   # the marker set of the lab's Motive project (and of drivers.twins.motive)

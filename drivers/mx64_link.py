@@ -22,9 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import dynamixel_sdk as sdk
-
-from . import mx64
-from .interfaces import ActuatorSample, DeviceError
+from uartlab.drivers import mx64
+from uartlab.drivers.interfaces import ActuatorSample, DeviceError
 
 # Where the error byte and the parameters sit in an SDK rx packet (protocolN_packet_handler.PKT_*).
 _ERR_AT = {2.0: 8, 1.0: 4}

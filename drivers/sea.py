@@ -13,8 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from .mx64 import CENTER_TICKS, TICKS_PER_REV
+from uartlab.drivers.mx64 import CENTER_TICKS, TICKS_PER_REV
 
 # SEA fits: the pot spans 0-5 V over its travel, and no MX-64 can pull more than ~300 N through a 20 mm spool
 # (6 N*m stall torque): above 1000 N/V, 5 V would read 5000 N and 1 mV of pot noise 1 N - a unit mistake, not

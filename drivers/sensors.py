@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-
-from .ati import FTCalibration
-from .interfaces import AnalogBlock
-from .usb6210 import GAUGE_NAME, POT_NAME, REFERENCE_NAME
+from uartlab.drivers.ati import FTCalibration
+from uartlab.drivers.interfaces import AnalogBlock
+from uartlab.drivers.usb6210 import GAUGE_NAME, POT_NAME, REFERENCE_NAME
 
 if TYPE_CHECKING:
-    from .sea import SeaCalibration
+    from uartlab.drivers.sea import SeaCalibration
 
 
 class _ForceCalibration(Protocol):

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from .interfaces import AnalogBlock, ConfigError, DeviceError
+from uartlab.drivers.interfaces import AnalogBlock, ConfigError, DeviceError
 
 if TYPE_CHECKING:
     from nidaqmx import GrpcSessionOptions

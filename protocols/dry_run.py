@@ -17,13 +17,12 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from uartlab.protocols.limits import DEFAULT_CEILINGS, Ceilings, Limits, effective, excursion_overruns
+from uartlab.protocols.suite import Suite, SuiteTrial, resolve_suite
 from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.finger import Finger, SimResult
 from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.sim.scenarios import trial_start
-
-from .limits import DEFAULT_CEILINGS, Ceilings, Limits, effective, excursion_overruns
-from .suite import Suite, SuiteTrial, resolve_suite
 
 
 @dataclass

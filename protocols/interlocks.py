@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.errors import InterlockError
+from uartlab.protocols.limits import Ceilings, Limits, effective
 from uartlab.sim.names import TENDONS
-
-from .limits import Ceilings, Limits, effective
 
 # Stream staleness limits, est.: the control loop and servo bus run at ~100 Hz, the DAQ delivers blocks
 # every ~50 ms and Motive frames every 10 ms, so 0.25 s is several missed updates, yet short against a 4 s

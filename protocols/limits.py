@@ -1,7 +1,7 @@
 """The rig's limits: ceilings in rig.toml, tightened (never raised) by suites and procedures.
 
 One declaration of the limits and their defaults, used by the suite validator, the dry run, the interlocks
-and app/rig_config.py (which reads rig.toml's ``[limits]`` into ``Ceilings``). What a run obeys is
+and app/rig/config.py (which reads rig.toml's ``[limits]`` into ``Ceilings``). What a run obeys is
 ``effective(ceilings, suite_limits)``: per key the smaller of the two.
 
 The excursion a tendon is commanded to is the pretension offset plus the pull (protocols/runner.py

@@ -38,13 +38,12 @@ from enum import Enum
 
 import numpy as np
 from uartlab.errors import ConfigError
+from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observation
+from uartlab.protocols.limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
+from uartlab.protocols.suite import Suite, SuiteTrial
+from uartlab.protocols.trajectories import Trajectory
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
-
-from .interlocks import InterlockLimits, Interlocks, Observation
-from .limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
-from .suite import Suite, SuiteTrial
-from .trajectories import Trajectory
 
 # Pretension defaults. The target is the model's start-state minimum (sim.scenarios.MIN_PRETENSION_N,
 # 0.3 N): "initially small tensions in all the input tendons" (paper) - every tendon taut, none pulling;
@@ -92,7 +91,7 @@ class Command:
 
 @dataclass(frozen=True)
 class RunnerEvent:
-    """Same fields as uartlab.app.streams.Event (protocols may not import app): ``Event(**asdict(e))``."""
+    """Same fields as uartlab.streams.Event (protocols may not import app): ``Event(**asdict(e))``."""
 
     host_time_s: float
     kind: str

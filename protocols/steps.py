@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.errors import InterlockError
-
-from .interlocks import Interlocks, Observation
-from .runner import Command, LatchingRunner, Phase, RunnerEvent
+from uartlab.protocols.interlocks import Interlocks, Observation
+from uartlab.protocols.runner import Command, LatchingRunner, Phase, RunnerEvent
 
 # est.: 20 mm/s moves a tendon across its whole working range in about a second, several times slower
 # than the MX-64 can reel (~130 mm/s on a 20 mm spool): a goal that is wrong is caught by the interlocks

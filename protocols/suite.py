@@ -42,12 +42,7 @@ from importlib import resources
 from pathlib import Path
 
 from uartlab.drivers.interfaces import ConfigError
-from uartlab.sim.inputs import Sigmoid as SimSigmoid
-from uartlab.sim.names import POSES, TENDONS
-from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
-from uartlab.sim.toml_lines import line_of_key, not_toml
-
-from .limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported: their old home
+from uartlab.protocols.limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported: their old home
     DEFAULT_CEILINGS,
     DEFAULT_MAX_EXCURSION_MM,
     DEFAULT_MAX_FINGERTIP_FORCE_N,
@@ -56,7 +51,11 @@ from .limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported: their old home
     Limits,
     excursion_overruns,
 )
-from .trajectories import Trajectory
+from uartlab.protocols.trajectories import Trajectory
+from uartlab.sim.inputs import Sigmoid as SimSigmoid
+from uartlab.sim.names import POSES, TENDONS
+from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
+from uartlab.sim.toml_lines import line_of_key, not_toml
 
 BUILTIN_SUITES: tuple[str, ...] = ("free_motion", "surface_contact")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from .errors import ParameterError
+from uartlab.sim.errors import ParameterError
 
 # Each public name and the submodule that defines it.
 _LAZY: dict[str, str] = {

@@ -23,8 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-from .compiled import (
+from uartlab.sim.compiled import (
     ARM_COEFFS,
     ARM_COS_FE,
     CONTACT_A,
@@ -52,11 +51,11 @@ from .compiled import (
     STICK_TIME,
     STIFFNESS,
 )
-from .dynamics import gravity_torques_into
-from .jit import inline_kernel, kernel
-from .kinematics import N_FRAMES, frames_into, point_in_frame
-from .names import N_SEGMENTS
-from .state import I_F, I_TAU_K, I_THETA, I_THETA_DOT, I_V, N_STATES
+from uartlab.sim.dynamics import gravity_torques_into
+from uartlab.sim.jit import inline_kernel, kernel
+from uartlab.sim.kinematics import N_FRAMES, frames_into, point_in_frame
+from uartlab.sim.names import N_SEGMENTS
+from uartlab.sim.state import I_F, I_TAU_K, I_THETA, I_THETA_DOT, I_V, N_STATES
 
 # Spring topology, segment order of names.SEGMENTS:
 #                          FDP FDS  ED  DI  PI LUM  e2  d2  p2  L2 ed3 ep3  d3  p3  L3  d4  p4

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-
-from .names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, N_SEGMENTS, SEGMENT_MOMENT_ARM_GROUP, SEGMENTS
-from .params import FingerParams
+from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, N_SEGMENTS, SEGMENT_MOMENT_ARM_GROUP, SEGMENTS
+from uartlab.sim.params import FingerParams
 
 # ---- parameter array P: offsets (and sizes) ------------------------------------------------------
 DH = 0                          # (4, 4) per joint: a, d, alpha, theta offset

@@ -11,10 +11,9 @@ Q = M(q) q'' + C(q, q') q' - Q_grav(q) for recorded motion (seed 004).
 from __future__ import annotations
 
 import numpy as np
-
-from .compiled import GRAVITY, LINK_COM, LINK_MASS, SIGN, view
-from .jit import inline_kernel
-from .kinematics import N_FRAMES, forward_frames
+from uartlab.sim.compiled import GRAVITY, LINK_COM, LINK_MASS, SIGN, view
+from uartlab.sim.jit import inline_kernel
+from uartlab.sim.kinematics import N_FRAMES, forward_frames
 
 
 @inline_kernel

@@ -13,13 +13,12 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from .bondgraph import W_FORCE, contact_into, make_work, moment_arms_into, rhs
-from .compiled import compile_model, no_surface, view
-from .dynamics import gravity_torques, inverse_dynamics, joint_inertias, mass_matrix, potential_energy
-from .errors import SimulationDiverged
-from .inputs import Sigmoid, excursions_at, inputs_end_s, sigmoid_inputs
-from .integrators import (
+from uartlab.sim.bondgraph import W_FORCE, contact_into, make_work, moment_arms_into, rhs
+from uartlab.sim.compiled import compile_model, no_surface, view
+from uartlab.sim.dynamics import gravity_torques, inverse_dynamics, joint_inertias, mass_matrix, potential_energy
+from uartlab.sim.errors import SimulationDiverged
+from uartlab.sim.inputs import Sigmoid, excursions_at, inputs_end_s, sigmoid_inputs
+from uartlab.sim.integrators import (
     DEFAULT_DT_S,
     DIVERGED,
     SETTLED,
@@ -30,11 +29,11 @@ from .integrators import (
     dopri5_run,
     rk4_run,
 )
-from .kinematics import forward_frames, frames_into, jacobian_at, point_on_link
-from .names import JOINTS, TENDONS
-from .params import FingerParams
-from .state import N_AUX, N_STATES, FingerState, balanced_em_forces
-from .surface import PlaneSurface
+from uartlab.sim.kinematics import forward_frames, frames_into, jacobian_at, point_on_link
+from uartlab.sim.names import JOINTS, TENDONS
+from uartlab.sim.params import FingerParams
+from uartlab.sim.state import N_AUX, N_STATES, FingerState, balanced_em_forces
+from uartlab.sim.surface import PlaneSurface
 
 FINGERTIP_LINK = 4  # the distal D-H frame; its origin is the fingertip end of a4
 

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
-
-from .kinematics import N_FRAMES, forward_frames, jacobian_at
-from .names import JOINTS
+from uartlab.sim.kinematics import N_FRAMES, forward_frames, jacobian_at
+from uartlab.sim.names import JOINTS
 
 # Default marker offsets. The UART bones are 1.5x human, so a marker base on the dorsal shell sits
 # roughly 8 mm above the bone axis; the third marker of each bone is set off radially so that the triplet

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .jit import inline_kernel, kernel
-from .names import TENDONS, tendon_index
+from uartlab.sim.jit import inline_kernel, kernel
+from uartlab.sim.names import TENDONS, tendon_index
 
 DEFAULT_STEEPNESS = 10.0
 KIND_SIGMOID, KIND_TABLE = 0.0, 1.0

@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .bondgraph import project_into, rhs_into, work_arrays
-from .inputs import input_rates_into, table_inputs
-from .jit import inline_kernel, kernel
-from .state import I_THETA_DOT, N_AUX, N_STATES
-from .step_size import DEFAULT_DT_S
+from uartlab.sim.bondgraph import project_into, rhs_into, work_arrays
+from uartlab.sim.inputs import input_rates_into, table_inputs
+from uartlab.sim.jit import inline_kernel, kernel
+from uartlab.sim.state import I_THETA_DOT, N_AUX, N_STATES
+from uartlab.sim.step_size import DEFAULT_DT_S
 
 STEADY_SPEED_RAD_S = np.radians(0.1)  # the paper's steady-state rule: all joint speeds < 0.1 deg/s
 STEADY_HOLD_S = 0.1  # how long the rule must hold, so a speed passing through zero does not count

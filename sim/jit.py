@@ -12,8 +12,7 @@ not with numba's ``cache=True`` (which writes beside the sources and misses edit
 from __future__ import annotations
 
 from numba import njit
-
-from .kernel_cache import cached
+from uartlab.sim.kernel_cache import cached
 
 
 def kernel(fn):

@@ -10,9 +10,8 @@ of compiled.py.
 from __future__ import annotations
 
 import numpy as np
-
-from .compiled import COS_ALPHA, DH, SIGN, SIN_ALPHA, WORLD_FROM_BASE
-from .jit import inline_kernel
+from uartlab.sim.compiled import COS_ALPHA, DH, SIGN, SIN_ALPHA, WORLD_FROM_BASE
+from uartlab.sim.jit import inline_kernel
 
 N_FRAMES = 5  # base + one per joint
 

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 import tomli_w
-
-from .errors import ParameterError
-from .names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
-from .toml_lines import decode_error, line_of_key
+from uartlab.sim.errors import ParameterError
+from uartlab.sim.names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
+from uartlab.sim.toml_lines import decode_error, line_of_key
 
 SCHEMA = "uartlab.finger-params/1"
 MM = 1e-3

@@ -13,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .finger import Finger, SimResult
-from .inputs import Sigmoid
-from .names import EM_TENDONS, FLEXORS, JOINTS, TENDONS, pose_name, tendon_index
-from .statics import holding_tensions
-from .surface import PlaneSurface
+from uartlab.sim.finger import Finger, SimResult
+from uartlab.sim.inputs import Sigmoid
+from uartlab.sim.names import EM_TENDONS, FLEXORS, JOINTS, TENDONS, pose_name, tendon_index
+from uartlab.sim.statics import holding_tensions
+from uartlab.sim.surface import PlaneSurface
 
 # Start poses (deg, MCP_AB MCP_FE PIP DIP). est.: read by eye from the paper's Figs. 12-13, which give
 # no numbers: Flex mid-range at every joint; Hook with the MCP extended and the IPs flexed; Curl with all

@@ -13,8 +13,7 @@ Besides these, a simulation keeps the contact point (aux): [in_contact, cp_x, cp
 from __future__ import annotations
 
 import numpy as np
-
-from .names import EM_MASSES, EM_SEGMENTS, JOINTS, SEGMENTS, TENDONS
+from uartlab.sim.names import EM_MASSES, EM_SEGMENTS, JOINTS, SEGMENTS, TENDONS
 
 TAU_K = slice(0, 4)
 THETA_DOT = slice(4, 8)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linprog
-
-from .names import JOINTS
-from .state import balanced_em_forces
+from uartlab.sim.names import JOINTS
+from uartlab.sim.state import balanced_em_forces
 
 STICTION_MARGIN = 0.5  # use at most half the stiction threshold, so the start is robustly static
 
@@ -42,7 +41,7 @@ def crossing_tension_matrix(finger, q) -> np.ndarray:
 
 
 def _crossing_mask(finger) -> np.ndarray:
-    from .compiled import view
+    from uartlab.sim.compiled import view
 
     return view(finger.P).crosses > 0
 

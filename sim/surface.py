@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .compiled import surface_array
+from uartlab.sim.compiled import surface_array
 
 # The Nano17 sits under the surface with its x, y, z axes along the surface frame (s_x, s_y, n): the columns
 # of this rotation. Identity on the paper's rig and the twin; a rig mounted otherwise says so here.

@@ -35,10 +35,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-
-from .compiled import compile_model, view
-from .names import JOINTS
-from .params import FingerParams
+from uartlab.sim.compiled import compile_model, view
+from uartlab.sim.names import JOINTS
+from uartlab.sim.params import FingerParams
 
 LINKS: tuple[str, ...] = ("mcp_ab_link", "proximal_phalanx", "middle_phalanx", "distal_phalanx")
 BONE_RADIUS_M = 0.007

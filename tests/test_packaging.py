@@ -51,7 +51,7 @@ def test_wheel_installs_only_under_uartlab(wheel):
 def test_wheel_declares_the_console_script(wheel):
     zf = zipfile.ZipFile(wheel)
     entry = next(n for n in zf.namelist() if n.endswith("entry_points.txt"))
-    assert "uartlab = uartlab.app.cli:main" in zf.read(entry).decode()
+    assert "uartlab = uartlab.app.cli.main:main" in zf.read(entry).decode()
 
 
 def test_nothing_in_the_checkout_shadows_the_installed_package():

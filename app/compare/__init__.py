@@ -21,7 +21,7 @@ __all__ = ["CompareError"]
 
 def __getattr__(name: str):
     if name == "CompareError":
-        from .measured import CompareError
+        from uartlab.app.compare.measured import CompareError
 
         return CompareError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

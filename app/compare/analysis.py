@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.app.compare import metrics
+from uartlab.app.compare.measured import CompareError, MeasuredTrial, pulled_of
+from uartlab.app.compare.resim import SimCurves, Start, resimulate
 from uartlab.sim import Finger
 from uartlab.sim.names import EM_TENDONS, FLEXORS, POSES
-
-from . import metrics
-from .measured import CompareError, MeasuredTrial, pulled_of
-from .resim import SimCurves, Start, resimulate
 
 INPUT_DT_S = 0.005   # averaged excursion table: 200 Hz, the servos' rate
 GRID_DT_S = 0.01     # transient curves

@@ -19,9 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from uartlab.app.compare.analysis import Comparison, TrialGroup  # noqa: E402
 from uartlab.sim.names import JOINTS, TENDONS  # noqa: E402
-
-from .analysis import Comparison, TrialGroup  # noqa: E402
 
 SET_STYLES = ("--", ":")
 DPI = 110

@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.app.replay import SessionFile
+from uartlab.app.record.player import SessionFile
 from uartlab.errors import InputFileError
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, RUNNER
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
@@ -148,7 +148,7 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
         if not rows:
             raise CompareError(f"{path}: the session has no trials (record with a protocol suite; "
                                "`uartlab record` alone records streams but no trials)")
-        # the Nano17 reads relative to its last tare (app/rig.py); untared, its offset is in every force
+        # the Nano17 reads relative to its last tare (app/rig/rig.py); untared, its offset is in every force
         tares = [e.host_time_s for e in session.events() if e.message.startswith("Nano17 tared")]
         trials, skipped = [], []
         for row in rows:

@@ -10,12 +10,11 @@ import os
 import time
 
 import numpy as np
+from uartlab.app.compare import measured, resim
+from uartlab.app.compare.analysis import Comparison
+from uartlab.app.compare.figures import slug, write_figures
+from uartlab.app.compare.tables import PAPER_JOINTS, Table, all_tables, transient_columns
 from uartlab.sim.names import JOINTS
-
-from . import measured, resim
-from .analysis import Comparison
-from .figures import slug, write_figures
-from .tables import PAPER_JOINTS, Table, all_tables, transient_columns
 
 
 def _cell(value, digits: int = 2) -> str:

@@ -20,10 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app.compare.measured import CompareError
 from uartlab.sim import Finger, PlaneSurface, table_inputs
 from uartlab.sim.errors import SimulationDiverged
-
-from .measured import CompareError
 
 SETTLE_TIMEOUT_S = 20.0   # the suites' settle timeout: a model still moving after this is reported unsettled
 RECORD_DT_S = 0.01        # simulated curves sampled every 10 ms (the transient plots and RMS errors)

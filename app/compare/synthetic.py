@@ -19,12 +19,12 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.app.recorder import SessionRecorder
-from uartlab.app.streams import Event, Record
+from uartlab.app.record.writer import SessionRecorder
 from uartlab.schema import actuators_spec, daq_spec, joints_spec
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip
+from uartlab.streams import Event, Record
 
 REST_S = 0.3       # at rest before actuation starts (the initial-state window reads it)
 GAP_S = 1.0        # between trials (nothing recorded: the "return" of the real runner)

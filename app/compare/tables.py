@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app.compare.analysis import Comparison, TrialGroup
 from uartlab.sim.names import JOINTS, TENDONS
-
-from .analysis import Comparison, TrialGroup
 
 PAPER_JOINTS = ("DIP", "PIP", "MCP_FE", "MCP_AB")   # the column order of Tables 4 and 5
 J = [JOINTS.index(j) for j in PAPER_JOINTS]
@@ -106,7 +105,7 @@ def repeat_table(c: Comparison) -> Table:
         header += [f"F {a} err {lab} [N]" for a in AXES] + [f"|F| err {lab} [%]", f"phi err {lab} [deg]"]
         header += [f"settled {lab}"]
     rows = []
-    from . import metrics
+    from uartlab.app.compare import metrics
 
     for g in c.groups:
         for k, r in enumerate(g.repeats):

@@ -19,7 +19,7 @@ def qt_app():
         import pyqtgraph as pg
         from PySide6.QtWidgets import QApplication
     except ImportError as exc:  # PySide6 installed but a system library it needs is not (libEGL ...)
-        from .qt_platform import explain_import_error
+        from uartlab.app.gui.qt_platform import explain_import_error
 
         raise explain_import_error(exc) from exc
 
@@ -31,10 +31,10 @@ def qt_app():
 
 
 def main(args: argparse.Namespace) -> int:
-    from .qt_platform import check
+    from uartlab.app.gui.qt_platform import check
 
     if args.rig is not None:
-        from ..extras import require
+        from uartlab.app.cli.extras import require
 
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     check()  # before the QApplication: Qt aborts the process when its platform plugin cannot load
@@ -44,7 +44,7 @@ def main(args: argparse.Namespace) -> int:
         if path is not None and str(path) != "twin" and not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
     app = qt_app()
-    from .main_window import MainWindow
+    from uartlab.app.gui.main_window import MainWindow
 
     window = MainWindow()
     window.resize(1600, 1000)

@@ -64,7 +64,7 @@ class Synth:
         return data
 
     def record(self, name: str, t0: float, n: int):
-        from uartlab.app.streams import Record
+        from uartlab.streams import Record
 
         t = t0 + np.arange(n) / (self.specs[name].nominal_rate_hz or 100.0)
         if not self.reuse:
@@ -176,7 +176,7 @@ def measure_memory(window, hub, synth, rates, hours: float) -> dict:
 
 def _measure(app, window, stream_specs, fn) -> dict:
     """One measurement on a fresh window attached to a hub of the rig's streams; the window closed after."""
-    from uartlab.app.hub import Hub
+    from uartlab.hub import Hub
 
     window.frame_timer.stop()  # the benchmark drives the frames itself
     window.status_timer.stop()
@@ -196,13 +196,13 @@ def _measure(app, window, stream_specs, fn) -> dict:
 
 def main(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from .app import qt_app
-    from .qt_platform import check
+    from uartlab.app.gui.app import qt_app
+    from uartlab.app.gui.qt_platform import check
 
     check()  # QT_QPA_PLATFORM=xcb to watch it: Qt would abort without its system libraries
     app = qt_app()
-    from .main_window import MainWindow
-    from .settings import scratch_settings
+    from uartlab.app.gui.main_window import MainWindow
+    from uartlab.app.gui.settings import scratch_settings
 
     stream_specs = specs(args.daq_rate, args.mocap_rate)
     rates = {s.name: s.nominal_rate_hz for s in stream_specs}

@@ -20,8 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-
-from ..streams import Record, StreamSpec
+from uartlab.streams import Record, StreamSpec
 
 WINDOW_S = 10.0            # the scrolling window operators see
 BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: about one per pixel of a plot

@@ -1,7 +1,7 @@
 """Live plots: tendon tensions, joint angles, fingertip force and servo excursions over a scrolling window,
 measured solid and model dashed, with residuals (measured - model, the sign the session file records) on
 demand. Every channel names a field its producer declares (the rig's, the runner's and the live model's
-stream specs); tests/test_gui_channels.py holds them to it.
+stream specs); tests/app/gui/test_gui_channels.py holds them to it.
 
 Everything drawn comes from ``LiveData`` rings; ``refresh()`` (called by the window's frame timer) only
 hands views of them to ``setData``. The x axis is "seconds before the newest sample" so live data and a
@@ -17,10 +17,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from uartlab.app.gui.buffers import Channel, LiveData
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL, RUNNER
 from uartlab.sim.names import JOINTS, TENDONS
-
-from .buffers import Channel, LiveData
 
 # Colour per curve, chosen to stay apart from each other on a dark background (Okabe-Ito + white).
 GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)

@@ -33,22 +33,21 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from ..hub import Hub, Subscription
-from ..streams import Event
-from .buffers import WINDOW_S, LiveData
-from .calibration_panel import CalibrationPanel
-from .compare_panel import ComparePanel
-from .live_plots import LivePlots, channels
-from .notifications import NotificationArea, next_step_for
-from .operations import Operations
-from .pose_view import PoseView
-from .protocol_panel import ProtocolPanel
-from .recording_panel import RecordingPanel
-from .replay_panel import ReplayPanel
-from .rig_panel import RigPanel
-from .settings import operator_settings
-from .tasks import Tasks
+from uartlab.app.gui.buffers import WINDOW_S, LiveData
+from uartlab.app.gui.live_plots import LivePlots, channels
+from uartlab.app.gui.notifications import NotificationArea, next_step_for
+from uartlab.app.gui.operations import Operations
+from uartlab.app.gui.panels.calibration import CalibrationPanel
+from uartlab.app.gui.panels.compare import ComparePanel
+from uartlab.app.gui.panels.protocol import ProtocolPanel
+from uartlab.app.gui.panels.recording import RecordingPanel
+from uartlab.app.gui.panels.replay import ReplayPanel
+from uartlab.app.gui.panels.rig import RigPanel
+from uartlab.app.gui.pose_view import PoseView
+from uartlab.app.gui.settings import operator_settings
+from uartlab.app.gui.tasks import Tasks
+from uartlab.hub import Hub, Subscription
+from uartlab.streams import Event
 
 GUI_QUEUE = 10_000        # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them

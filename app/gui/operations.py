@@ -2,7 +2,7 @@
 
 Slow steps (starting the twin or the hardware, creating or closing a session file, opening a file to
 replay) go to worker threads through ``window.tasks``; their results come back on the GUI thread. The
-Experiment (``app/experiment.py``) is imported when a run starts, so the window works without it.
+Experiment (``app/run/experiment.py``) is imported when a run starts, so the window works without it.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import threading
 import time
 from pathlib import Path
 
+from uartlab.app.record.logs import event_level
 from uartlab.errors import ConfigError
-
-from ..logs import event_level
-from ..streams import Event
+from uartlab.streams import Event
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
 
@@ -69,17 +68,16 @@ class Operations:
 
     # ------------------------------------------------------------ rig
     def connect_rig(self, config_path: str) -> None:
+        from uartlab.app.cli.extras import require
         from uartlab.errors import MissingExtraError
-
-        from ..extras import require
 
         try:
             require("rig")  # the twin rig and the hardware both run through the [rig] drivers
         except MissingExtraError as exc:
             self.w.report_error("connect", exc)
             return
-        from ..rig import Rig
-        from ..rig_config import default_rig_config, load_rig_config
+        from uartlab.app.rig.config import default_rig_config, load_rig_config
+        from uartlab.app.rig.rig import Rig
 
         _import_device_modules()
         self.w.rig_panel.set_state("connecting", f"connecting to {config_path or 'the twin rig'}…")
@@ -136,7 +134,7 @@ class Operations:
 
     # ------------------------------------------------------------ recording
     def start_recording(self, then=None) -> None:
-        from ..session import RecordingSession, session_path
+        from uartlab.app.record.session import RecordingSession, session_path
 
         rig, panel = self.rig, self.w.recording_panel
         if rig is None or self.session is not None:
@@ -203,11 +201,10 @@ class Operations:
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
         try:
+            from uartlab.app.cli.run import select
+            from uartlab.app.record.session import RecordingSession
+            from uartlab.app.run.experiment import Experiment
             from uartlab.protocols.suite import within
-
-            from ..experiment import Experiment
-            from ..run_cli import select
-            from ..session import RecordingSession
 
             # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
             suite = select(within(panel.suite, rig.config.ceilings), panel.selected_trials() or None,
@@ -221,11 +218,10 @@ class Operations:
         session = self.session
         panel.buttons["start"].setEnabled(False)
 
+        from uartlab.app.record.free_space import suite_seconds
+        from uartlab.app.record.session import session_path
+        from uartlab.app.run.live_model import LiveModel
         from uartlab.sim import Finger
-
-        from ..free_space import suite_seconds
-        from ..live_model import LiveModel
-        from ..session import session_path
 
         last = self.last_engine
 
@@ -303,7 +299,7 @@ class Operations:
     def operator_move(self, what: str, *args) -> None:
         """"release tendons", "return to start" or "jog" (tendon, step m) on the engine, off the GUI thread.
         One engine at a time: the last run's loop is closed first (the buttons are enabled once it is over)."""
-        from ..procedure_run import jog, release_tendons, return_to_start
+        from uartlab.app.run.procedure import jog, release_tendons, return_to_start
 
         rig, last, start = self.rig, self.last_engine, self.run_start_m
         if rig is None or self.estop_latched or self.moving or (self.experiment is not None and
@@ -374,7 +370,7 @@ class Operations:
 
     # ------------------------------------------------------------ replay
     def open_replay(self, path: str) -> None:
-        from ..replay import ReplayRig, SessionFile
+        from uartlab.app.record.player import ReplayRig, SessionFile
 
         speed, loop = self.w.replay_panel.speed, self.w.replay_panel.loop_box.isChecked()
 

@@ -13,9 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
-
-from .buffers import LiveData
-from .live_plots import POSE_CHANNELS
+from uartlab.app.gui.buffers import LiveData
+from uartlab.app.gui.live_plots import POSE_CHANNELS
 
 MEASURED, MODEL = ((c.stream, c.field) for c in POSE_CHANNELS)
 PROJECTIONS = (("Side X-Z: flexion", 0, 2, "X distal [mm]", "Z dorsal [mm]"),

@@ -1,9 +1,9 @@
 """OptiTrack NatNet: message codec (2.x, 3.x, 4.x), and a unicast/multicast client (``client.py``)."""
 
-from .client import ClientStats, NatNetClient, NatNetError, ReceivedFrame
-from .decode import DecodeStats, decode, decode_packet
-from .encode import encode
-from .packets import (
+from uartlab.drivers.natnet.client import ClientStats, NatNetClient, NatNetError, ReceivedFrame
+from uartlab.drivers.natnet.decode import DecodeStats, decode, decode_packet
+from uartlab.drivers.natnet.encode import encode
+from uartlab.drivers.natnet.packets import (
     DecodeError,
     FrameOfData,
     MessageId,

@@ -34,11 +34,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from uartlab.errors import DeviceError
-
-from .decode import DecodeStats, decode_packet
-from .encode import encode
-from .packets import (
+from uartlab.drivers.natnet.decode import DecodeStats, decode_packet
+from uartlab.drivers.natnet.encode import encode
+from uartlab.drivers.natnet.packets import (
     NATNET_DEFAULT_COMMAND_PORT,
     NATNET_DEFAULT_DATA_PORT,
     Connect,
@@ -54,6 +52,7 @@ from .packets import (
     Version,
     as_version,
 )
+from uartlab.errors import DeviceError
 
 log = logging.getLogger(__name__)
 CLIENT_NATNET_VERSION = (4, 1, 0, 0)   # the newest layout this package reads and writes

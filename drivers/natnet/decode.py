@@ -14,8 +14,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .decode_modeldef import decode_modeldef
-from .packets import (
+from uartlab.drivers.natnet.decode_modeldef import decode_modeldef
+from uartlab.drivers.natnet.packets import (
     AnalogData,
     AssetData,
     AssetMarkerData,
@@ -44,7 +44,7 @@ from .packets import (
     at_least,
     has_section_sizes,
 )
-from .wire import Reader
+from uartlab.drivers.natnet.wire import Reader
 
 SENDER_BYTES = 264          # sSender: char[256] + 2 x u8[4]
 SERVER_INFO_BYTES = 279     # sSender_Server (NatNet >= 3.0)

@@ -4,7 +4,7 @@ as the Python samples read it - PacketClient 4.x reads it unconditionally becaus
 
 from __future__ import annotations
 
-from .descriptions import (
+from uartlab.drivers.natnet.descriptions import (
     AssetDescription,
     AssetMarkerDescription,
     CameraDescription,
@@ -18,8 +18,8 @@ from .descriptions import (
     SkeletonDescription,
     UnknownDescription,
 )
-from .packets import Version, at_least, has_section_sizes
-from .wire import Reader
+from uartlab.drivers.natnet.packets import Version, at_least, has_section_sizes
+from uartlab.drivers.natnet.wire import Reader
 
 
 def decode_modeldef(r: Reader, v: Version) -> ModelDefinitions:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from .descriptions import (
+from uartlab.drivers.natnet.descriptions import (
     AssetDescription,
     CameraDescription,
     DeviceDescription,
@@ -18,7 +18,7 @@ from .descriptions import (
     SkeletonDescription,
     UnknownDescription,
 )
-from .packets import (
+from uartlab.drivers.natnet.packets import (
     MAX_PACKET_SIZE,
     AnalogData,
     Connect,
@@ -38,7 +38,7 @@ from .packets import (
     at_least,
     has_section_sizes,
 )
-from .wire import Writer
+from uartlab.drivers.natnet.wire import Writer
 
 
 def encode(msg: Message, version: Version | tuple[int, ...] | None = None) -> bytes:

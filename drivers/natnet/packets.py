@@ -339,7 +339,7 @@ class FrameOfData:
 
 
 # The model-definition dataclasses are in descriptions.py (this file would pass 400 lines); re-exported here.
-from .descriptions import (  # noqa: E402, F401
+from uartlab.drivers.natnet.descriptions import (  # noqa: E402, F401
     AssetDescription,
     AssetMarkerDescription,
     CameraDescription,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from typing import NoReturn
 
-from .packets import MAX_NAME_LENGTH, NatNetDecodeError
+from uartlab.drivers.natnet.packets import MAX_NAME_LENGTH, NatNetDecodeError
 
 _I16, _U16, _I32, _U32, _U64 = (struct.Struct(f) for f in ("<h", "<H", "<i", "<I", "<Q"))
 _F32, _F64, _VEC3, _QUAT = (struct.Struct(f) for f in ("<f", "<d", "<3f", "<4f"))

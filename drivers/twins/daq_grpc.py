@@ -29,9 +29,8 @@ from nidaqmx._stubs import nidaqmx_pb2 as pb
 from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.error_codes import DAQmxErrors as E
 from session_pb2 import Session
-
-from . import daq_task
-from .daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
+from uartlab.drivers.twins import daq_task
+from uartlab.drivers.twins.daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
 
 log = logging.getLogger(__name__)
 

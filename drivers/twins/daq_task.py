@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from nidaqmx.constants import FillMode
 from nidaqmx.error_codes import DAQmxErrors as E
-
-from .daq_channels import (  # noqa: F401 - re-exported for daq_grpc
+from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
     _TERM_NAMES,
     AI_CHANNELS,

@@ -42,9 +42,8 @@ from dataclasses import dataclass, field
 
 from uartlab.drivers import mx64
 from uartlab.drivers.mx64 import BROADCAST_ID
-
-from . import dxl_protocol as wire
-from .dxl_servo import Servo, ServoPlant
+from uartlab.drivers.twins import dxl_protocol as wire
+from uartlab.drivers.twins.dxl_servo import Servo, ServoPlant
 
 log = logging.getLogger(__name__)
 

@@ -26,13 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation
+from uartlab.drivers.natnet import packets as nn
+from uartlab.drivers.natnet.decode import decode_packet
+from uartlab.drivers.natnet.descriptions import MarkerSetDescription, RigidBodyDescription, RigidBodyMarkerDescription
+from uartlab.drivers.natnet.encode import encode
+from uartlab.drivers.natnet.packets import FrameOfData, MessageId, Response, Version
 from uartlab.sim.ik import marker_positions
-
-from ..natnet import packets as nn
-from ..natnet.decode import decode_packet
-from ..natnet.descriptions import MarkerSetDescription, RigidBodyDescription, RigidBodyMarkerDescription
-from ..natnet.encode import encode
-from ..natnet.packets import FrameOfData, MessageId, Response, Version
 
 BONES = ("metacarpal", "proximal", "middle", "distal")   # rigid body ids 1..4, plant.bone_poses() order
 BONE_OF_LINK = {0: 0, 2: 1, 3: 2, 4: 3}                   # sim.ik marker link -> bone index

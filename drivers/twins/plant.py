@@ -18,13 +18,12 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.drivers.twins.nano17 import Nano17Model
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.ik import default_markers, marker_positions
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N, start_state
 from uartlab.sim.surface import sensor_force_from_fingertip
-
-from .nano17 import Nano17Model
 
 # Hardware Error Status bits (MX-64 Protocol 2.0, address 70).
 HW_INPUT_VOLTAGE, HW_OVERHEATING, HW_ENCODER, HW_ELECTRICAL_SHOCK, HW_OVERLOAD = 0x01, 0x04, 0x08, 0x10, 0x20

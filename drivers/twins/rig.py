@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .plant import Plant, PlantClock, PlantConfig
+from uartlab.drivers.twins.plant import Plant, PlantClock, PlantConfig
 
 # The real devices' well-known ports, used by `uartlab twin up` so drivers find the twins where they
 # would find the hardware: NI gRPC Device Server's default port; Motive's NatNet command/data ports.
@@ -42,9 +42,9 @@ class TwinRig:
         self.bus = self.daq = self.motive = None
 
     def start(self) -> TwinRig:
-        from .daq_grpc import DaqTwin
-        from .dxl_bus import DxlBusTwin
-        from .motive import MotiveTwin
+        from uartlab.drivers.twins.daq_grpc import DaqTwin
+        from uartlab.drivers.twins.dxl_bus import DxlBusTwin
+        from uartlab.drivers.twins.motive import MotiveTwin
 
         cfg = self.config
         try:

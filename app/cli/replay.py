@@ -1,0 +1,69 @@
+"""`uartlab replay FILE [--speed N|max] [--loop]`: play a session file through the stream interfaces.
+
+Prints a live summary per stream (samples replayed, rate in recorded samples per wall second) about
+once a second - or, on a terminal, a progress bar of the file's seconds played on stderr - and a final
+line per stream; Ctrl-C stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+import time
+
+from uartlab.app.cli.progress import progress
+from uartlab.app.record.player import ReplayRig
+
+
+def parse_speed(text: str | float) -> float | str:
+    """'max' or a positive factor of real time."""
+    if str(text).lower() == "max":
+        return "max"
+    speed = float(text)
+    if not speed > 0:
+        raise ValueError(f"--speed must be a positive factor or 'max', got {text!r}")
+    return speed
+
+
+def main(args: argparse.Namespace) -> int:
+    speed = parse_speed(getattr(args, "speed", 1.0))
+    rig = ReplayRig(args.file, speed=speed, loop=bool(getattr(args, "loop", False)))
+    as_json = bool(getattr(args, "json", False))
+    t_first, t_last = rig.file.time_span_s()
+    if not as_json:
+        print(f"{args.file}: {len(rig.specs)} streams, {t_last - t_first:.2f} s recorded, "
+              f"{'complete' if rig.file.complete else 'NOT closed cleanly'}, speed {speed}")
+    wall0 = last_print = last_tick = time.monotonic()
+    span_s = max(t_last - t_first, 1e-9)
+    quiet = logging.getLogger().getEffectiveLevel() > logging.WARNING  # -q: the final lines only
+    try:
+        with progress(f"replay {args.file}", total=math.ceil(span_s), unit="s") as played:
+            for _ in rig.records():
+                now = time.monotonic()
+                if now - last_tick >= 0.2:  # the file's seconds played (--loop: of this pass)
+                    last_tick = now
+                    played(int((rig.position_s - t_first) % (span_s + 1e-9)))
+                if not (as_json or quiet or played.visible) and now - last_print >= 1.0:
+                    last_print = now
+                    _print_status(rig, now - wall0, live=True)
+            played(math.ceil(span_s))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        wall_s = time.monotonic() - wall0
+        if as_json:
+            print(json.dumps({"file": str(args.file), "wall_s": wall_s, "replayed": rig.replayed,
+                              "rate_per_s": {k: v / wall_s for k, v in rig.replayed.items()}}))
+        else:
+            _print_status(rig, wall_s, live=False)
+        rig.file.close()
+    return 0
+
+
+def _print_status(rig: ReplayRig, wall_s: float, live: bool) -> None:
+    parts = [f"{name} {n} ({n / max(wall_s, 1e-9):.0f}/s)" for name, n in rig.replayed.items()]
+    prefix = f"t={rig.position_s:.2f} s " if live else f"done in {wall_s:.2f} s: "
+    print(prefix + ", ".join(parts), file=sys.stdout, flush=True)

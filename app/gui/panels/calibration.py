@@ -1,0 +1,196 @@
+"""Calibration tab: run a `uartlab calibrate` procedure, read what it found, see the store's current set.
+
+A procedure drives the rig (or the twin) for seconds to minutes and a model fit runs many simulations,
+so each runs as its own process (QProcess), exactly as the command line runs it, and its report streams
+into the view; the window never waits. Where it runs: the twin plant in-process, the twin rig through
+the real drivers (``--rig twin``), or the rig of the Rig tab (``--rig rig.toml``) - which the procedure
+opens itself, so that rig must be disconnected here first. The model fit takes recorded sessions
+(``--session``), else trials it records on the twin. What a procedure writes goes into the store folder chosen here
+(the one rig.toml's ``[calibration] store`` names); the table lists the store's current set with each
+calibration's age, stale ones flagged - the same staleness a run warns about before it starts.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QProcess, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from uartlab.app.gui.file_chooser import choose
+
+# (command-line name, what the operator sees)
+PROCEDURES = (
+    ("sea", "SEA: pot volts -> tendon force (loading and unloading)"),
+    ("nano17", "Nano17: .cal file, tool transform, tare"),
+    ("servo-zero", "Servo zero: slack-to-taut point per tendon"),
+    ("mocap", "Mocap: base frame and marker offsets"),
+    ("moment-arms", "Moment arms: ACT sweeps -> r(theta) per tendon and joint"),
+    ("model", "Model parameters: Coulomb, damping, contact law (many simulations)"),
+)
+# (what the operator sees, where): "" the twin plant in-process, "twin" the twin rig, "rig" the Rig tab's
+WHERE = (
+    ("the twin plant, in-process (fastest)", ""),
+    ("the twin rig, through the drivers", "twin"),
+    ("the rig of the Rig tab (disconnected)", "rig"),
+)
+
+
+class CalibrationPanel(QWidget):
+    message = Signal(str)      # for the window's log
+    error = Signal(str, str)   # (what, why)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.process: QProcess | None = None
+        # (the Rig tab's rig.toml, "" = the shipped twin; whether that rig is connected): set by the window
+        self.rig_source: Callable[[], tuple[str, bool]] = lambda: ("", False)
+        self.procedure = QComboBox()
+        for name, text in PROCEDURES:
+            self.procedure.addItem(text, name)
+        self.where = QComboBox()
+        for text, where in WHERE:
+            self.where.addItem(text, where)
+        self.sessions_edit = QLineEdit()
+        self.sessions_edit.setPlaceholderText("recorded session .h5 files, separated by ';' (empty: trials "
+                                              "recorded on the twin)")
+        self.sessions_button = QPushButton("Sessions...")
+        self.sessions_button.clicked.connect(self._choose_sessions)
+        self.procedure.currentIndexChanged.connect(self._procedure_changed)
+        self.store_edit = QLineEdit("calibrations")
+        self.store_edit.setToolTip("the calibration store folder (rig.toml's [calibration] store)")
+        self.run_button = QPushButton("Run")
+        self.dry_run_button = QPushButton("Dry run (write nothing)")
+        self.run_button.clicked.connect(lambda: self.run(dry_run=False))
+        self.dry_run_button.clicked.connect(lambda: self.run(dry_run=True))
+        self.output = QPlainTextEdit()
+        self.output.setReadOnly(True)
+        self.output.setPlaceholderText("the procedure's report appears here")
+        self.current = QTableWidget(0, 4)
+        self.current.setHorizontalHeaderLabels(["calibration", "file", "created (UTC)", "status"])
+        self.current.horizontalHeader().setStretchLastSection(True)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("procedure"))
+        row.addWidget(self.procedure, 1)
+        row.addWidget(QLabel("store"))
+        row.addWidget(self.store_edit)
+        row.addWidget(self.dry_run_button)
+        row.addWidget(self.run_button)
+        where_row = QHBoxLayout()
+        where_row.addWidget(QLabel("on"))
+        where_row.addWidget(self.where)
+        where_row.addWidget(self.sessions_edit, 4)
+        where_row.addWidget(self.sessions_button)
+        where_row.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addLayout(where_row)
+        layout.addWidget(self.output, 2)
+        layout.addWidget(QLabel("current set in the store"))
+        layout.addWidget(self.current, 1)
+        self._procedure_changed()
+        self.refresh()
+
+    @property
+    def store(self) -> Path:
+        return Path(self.store_edit.text().strip() or "calibrations")
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
+
+    def run(self, dry_run: bool) -> None:
+        if self.running():
+            return
+        name = self.procedure.currentData()
+        args = ["-m", "uartlab.app.cli", "calibrate", name, "--store", str(self.store)]
+        if name == "model":
+            sessions = self.sessions()
+            if sessions:
+                args += ["--session", *sessions]
+        elif self.where.currentData() == "twin":
+            args += ["--rig", "twin"]
+        elif self.where.currentData() == "rig":
+            config, connected = self.rig_source()
+            if connected:
+                self.error.emit(f"calibrate {name}", "disconnect the rig first (Rig tab): the procedure opens "
+                                                     "the devices itself")
+                return
+            args += ["--rig", config or "twin"]
+        if dry_run:
+            args.append("--dry-run")
+        self.output.setPlainText(f"$ uartlab {' '.join(args[3:])}\n")
+        self.process = QProcess(self)
+        self.process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
+        self.process.readyReadStandardOutput.connect(self._read)
+        self.process.finished.connect(lambda code, _status: self._done(name, code))
+        self.run_button.setEnabled(False)
+        self.dry_run_button.setEnabled(False)
+        self.message.emit(f"calibration: running {name}")
+        self.process.start(sys.executable, args)
+
+    def sessions(self) -> list[str]:
+        return [p.strip() for p in self.sessions_edit.text().split(";") if p.strip()]
+
+    def _procedure_changed(self) -> None:
+        model = self.procedure.currentData() == "model"   # fitted to recordings, not run at a rig
+        self.where.setEnabled(not model)
+        self.sessions_edit.setVisible(model)
+        self.sessions_button.setVisible(model)
+
+    def _choose_sessions(self) -> None:
+        choose(self, "Sessions to fit the model to", str(Path.cwd()),
+               lambda paths: self.sessions_edit.setText("; ".join(paths)), mode="files",
+               name_filter="uartlab sessions (*.h5)")
+
+    def _read(self) -> None:
+        text = bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")
+        self.output.moveCursor(self.output.textCursor().MoveOperation.End)
+        self.output.insertPlainText(text)
+
+    def _done(self, name: str, code: int) -> None:
+        self._read()
+        self.run_button.setEnabled(True)
+        self.dry_run_button.setEnabled(True)
+        if code != 0:
+            last = self.output.toPlainText().strip().splitlines()[-1:] or [f"exited with {code}"]
+            self.error.emit(f"calibrate {name}", last[0])
+        else:
+            self.message.emit(f"calibration: {name} done")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """The store's current set: one row per kind, with its age against the kind's limit."""
+        from uartlab.calibration.store import KINDS, CalibrationStore
+
+        self.current.setRowCount(0)
+        if not self.store.is_dir():
+            return
+        try:
+            store = CalibrationStore(self.store)
+            current = store.current_set()
+            stale = {w.split(":", 1)[0]: w for w in store.stale_warnings(tuple(current))}
+        except ValueError as exc:  # a damaged store: say so, keep the window working
+            self.error.emit("calibration store", str(exc))
+            return
+        for kind in KINDS:
+            if kind not in current:
+                continue
+            rec = current[kind]
+            r = self.current.rowCount()
+            self.current.insertRow(r)
+            cells = (kind, rec.path.name if rec.path else "", rec.provenance.created_utc.isoformat(),
+                     "stale: " + stale[kind].split(":", 1)[1].strip() if kind in stale else "ok")
+            for c, text in enumerate(cells):
+                self.current.setItem(r, c, QTableWidgetItem(text))

@@ -1,0 +1,222 @@
+"""Protocol panel: pick a suite (the paper's built-ins or a .toml file), see its trials with their status,
+a progress bar, start/pause/resume/abort/acknowledge, the runner's phase and the interlock state with the
+reason for any trip.
+
+The panel only shows and asks; the window owns the Experiment (``app/run/experiment.py``, the control-loop
+owner, imported when a run starts) and calls ``show_status`` with ``Experiment.status()`` a few times a
+second. Every Experiment method is thread-safe and quick, so the buttons call them directly.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from uartlab.app.gui.file_chooser import choose
+from uartlab.protocols.steps import JOG_MAX_M
+from uartlab.protocols.suite import BUILTIN_SUITES, Suite
+from uartlab.sim.names import TENDONS
+
+COLUMNS = ("#", "trial", "kind", "pose", "surface [deg]", "pulls", "repeats", "status")
+OPEN_FILE = "Open suite file…"
+OUTCOME_COLOURS = {"settled": "#2e7d32", "running": "#1565c0", "aborted": "#c62828"}
+
+
+def describe_pulls(trial) -> str:
+    return ", ".join(f"{p.tendon} {p.amplitude_mm:g} mm/{p.duration_s:g} s" for p in trial.pulls)
+
+
+class ProtocolPanel(QWidget):
+    suite_chosen = Signal(str)        # a built-in name or a file path
+    start_requested = Signal()
+    pause_requested = Signal()
+    resume_requested = Signal()
+    abort_requested = Signal()
+    reset_requested = Signal()
+    release_requested = Signal()
+    return_requested = Signal()
+    jog_requested = Signal(str, float)   # tendon, step (m; + reels in)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.suite: Suite | None = None
+        self.suite_combo = QComboBox()
+        self.suite_combo.addItems([*BUILTIN_SUITES, OPEN_FILE])
+        self.suite_combo.setCurrentIndex(-1)
+        self.suite_combo.activated.connect(self._combo)
+        self.description = QLabel("no suite chosen")
+        self.description.setWordWrap(True)
+        self.record_box = QCheckBox("record the run (starts a recording if none is running)")
+        self.record_box.setChecked(True)
+        self.repeats_spin = QSpinBox()
+        self.repeats_spin.setRange(0, 99)
+        self.repeats_spin.setSpecialValueText("as the suite says")
+        self.repeats_spin.setToolTip("Repeats of each trial for this run (the suite file is not changed)")
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p %")
+        self.buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        for key, text, signal in (("start", "▶ Start", self.start_requested),
+                                  ("pause", "❚❚ Pause", self.pause_requested),
+                                  ("resume", "▶ Resume", self.resume_requested),
+                                  ("abort", "✖ Abort", self.abort_requested),
+                                  ("reset", "Acknowledge / reset", self.reset_requested)):
+            b = QPushButton(text)
+            b.clicked.connect(signal.emit)
+            row.addWidget(b)
+            self.buttons[key] = b
+        self.buttons["reset"].setToolTip("Acknowledge a fault, abort or finished run so a new one can start")
+        after = QHBoxLayout()
+        for key, text, signal, tip in (
+                ("release", "Release tendons", self.release_requested,
+                 "Pay every taut tendon out, slowly, until it carries nothing (after a trip or an E-stop)"),
+                ("return", "Return to start", self.return_requested,
+                 "Bring the tendons back to where the last run started, under the interlocks")):
+            b = QPushButton(text)
+            b.setToolTip(tip)
+            b.clicked.connect(signal.emit)
+            after.addWidget(b)
+            self.buttons[key] = b
+        self.jog_tendon = QComboBox()
+        self.jog_tendon.addItems(TENDONS)
+        self.jog_step_mm = QDoubleSpinBox()
+        self.jog_step_mm.setRange(0.1, JOG_MAX_M * 1e3)
+        self.jog_step_mm.setValue(1.0)
+        self.jog_step_mm.setSuffix(" mm")
+        after.addWidget(QLabel("jog"))
+        after.addWidget(self.jog_tendon)
+        after.addWidget(self.jog_step_mm)
+        for key, sign, text in (("jog_out", -1.0, "− pay out"), ("jog_in", 1.0, "+ reel in")):
+            b = QPushButton(text)
+            b.setToolTip("Move this one tendon by the step, on the engine, under the interlocks")
+            b.clicked.connect(lambda _=False, sign=sign: self.jog_requested.emit(
+                self.jog_tendon.currentText(), sign * self.jog_step_mm.value() * 1e-3))
+            after.addWidget(b)
+            self.buttons[key] = b
+        self.phase_label = QLabel("–")
+        self.trial_label = QLabel("–")
+        self.interlock_label = QLabel("–")
+        self.interlock_label.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("suite", self.suite_combo)
+        form.addRow("", self.description)
+        form.addRow("repeats", self.repeats_spin)
+        form.addRow("", QLabel("Select rows to run only those trials; no selection runs them all."))
+        state = QFormLayout()
+        state.addRow("phase", self.phase_label)
+        state.addRow("trial", self.trial_label)
+        state.addRow("interlocks", self.interlock_label)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.table, 1)
+        lay.addWidget(self.progress)
+        lay.addLayout(row)
+        lay.addLayout(after)
+        lay.addWidget(self.record_box)
+        lay.addLayout(state)
+        self.set_interlocks(None)
+        self.set_buttons(None, can_start=False)
+
+    def _combo(self, index: int) -> None:
+        text = self.suite_combo.itemText(index)
+        if text == OPEN_FILE:
+            choose(self, "Protocol suite", "", self.suite_chosen.emit, name_filter="suite (*.toml)")
+            return
+        self.suite_chosen.emit(text)
+
+    def selected_trials(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        return [self.table.item(r, 1).text() for r in rows]
+
+    def repeats(self) -> int:
+        return self.repeats_spin.value()
+
+    def show_suite(self, suite: Suite, label: str) -> None:
+        """Fill the trial table for a loaded suite; ``label`` is what the combo shows (name or path)."""
+        self.suite = suite
+        if self.suite_combo.findText(label) < 0:
+            self.suite_combo.insertItem(self.suite_combo.count() - 1, label)
+        self.suite_combo.setCurrentIndex(self.suite_combo.findText(label))
+        n = sum(t.repeats for t in suite.trials)
+        self.description.setText(f"{suite.name}: {suite.description} — {len(suite.trials)} trials, "
+                                 f"{n} runs with repeats (sha256 {suite.sha256[:12]})")
+        self.table.setRowCount(len(suite.trials))
+        for r, t in enumerate(suite.trials):
+            surface = "–" if t.surface_angle_deg is None else f"{t.surface_angle_deg:g}"
+            for c, v in enumerate((str(r + 1), t.name, t.kind, t.pose, surface, describe_pulls(t), str(t.repeats),
+                                   "pending")):
+                self.table.setItem(r, c, QTableWidgetItem(v))
+        self.progress.setValue(0)
+
+    def show_status(self, status) -> None:
+        """Update from an ExperimentStatus (see /work/contract.md): phase, trial, progress, results."""
+        self.phase_label.setText(str(status.phase))
+        if status.trial_name:
+            self.trial_label.setText(f"{status.trial_name} (repeat {status.repeat + 1}), "
+                                     f"{status.trial_index + 1} of {status.n_trials}")
+        self.progress.setValue(int(round(1000 * max(0.0, min(1.0, float(status.progress))))))
+        if self.suite is None:
+            return
+        outcomes: dict[str, list[str]] = {}
+        for res in status.results:
+            outcomes.setdefault(res.trial, []).append(res.outcome)
+        for r, t in enumerate(self.suite.trials):
+            done = outcomes.get(t.name, [])
+            running = status.trial_name == t.name and str(status.phase) not in ("DONE", "ABORTED", "FAULT", "SAFE")
+            text = ", ".join(done) if done else "pending"
+            if running:
+                text = f"running {len(done) + 1}/{t.repeats}" + (f" — {text}" if done else "")
+            item = self.table.item(r, 7)
+            item.setText(text)
+            key = "running" if running else ("settled" if done and all(o == "settled" for o in done) else
+                                             "aborted" if done else "")
+            item.setForeground(QColor(OUTCOME_COLOURS.get(key, "#000000")))
+
+    def set_interlocks(self, reason: str | None, estop: bool = False) -> None:
+        if estop:
+            text, style = f"E-STOP latched: {reason}", "color: white; background: #c62828; font-weight: bold"
+        elif reason:
+            text, style = f"TRIPPED: {reason}", "color: white; background: #e65100; font-weight: bold"
+        else:
+            text, style = "OK", "color: #2e7d32; font-weight: bold"
+        self.interlock_label.setText(text)
+        self.interlock_label.setStyleSheet(style)
+
+    def set_buttons(self, phase: str | None, can_start: bool, can_move: bool = False, has_start: bool = False) -> None:
+        """Enable what makes sense in this phase (None: no experiment). ``can_move``: a rig, no E-stop latched,
+        nothing else moving; ``has_start``: a run has started before (where "return to start" goes)."""
+        running = phase not in (None, "DONE", "ABORTED", "FAULT", "SAFE", "PAUSED")
+        finished = phase in ("DONE", "ABORTED", "FAULT")
+        self.buttons["start"].setEnabled(can_start and phase is None)
+        self.buttons["pause"].setEnabled(running)
+        self.buttons["resume"].setEnabled(phase == "PAUSED")
+        self.buttons["abort"].setEnabled(phase is not None and not finished)
+        self.buttons["reset"].setEnabled(finished)
+        self.buttons["release"].setEnabled(can_move and not running)
+        self.buttons["return"].setEnabled(can_move and has_start and not running)
+        for key in ("jog_out", "jog_in"):
+            self.buttons[key].setEnabled(can_move and not running)
+        self.suite_combo.setEnabled(phase is None)

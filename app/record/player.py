@@ -1,0 +1,305 @@
+"""Reading session files back: ``SessionFile`` (the reader) and ``ReplayRig`` (the file as live streams).
+
+The symmetric pair of ``recorder.SessionRecorder`` (python-can's logger/player pattern). ``SessionFile``
+opens a cleanly closed file normally and falls back to SWMR read access when HDF5 says the file is open
+for write: so it also reads a file still being written (``refresh()`` shows new samples) and one whose
+writer was killed (HDF5 refuses an ordinary open of those until ``h5clear -s`` resets the writer's flags).
+``ReplayRig`` hands the recorded ``Record``s, with their recorded host times, to subscribers at 1x, Nx or
+as fast as possible, paced by ``host_time_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import h5py
+import numpy as np
+from uartlab.app.record.writer import SCHEMA
+from uartlab.errors import InputFileError
+from uartlab.hub import Hub
+from uartlab.streams import HOST_TIME, Event, FieldSpec, Record, StreamSpec
+
+SCHEMA_PREFIX = SCHEMA.rsplit("/", 1)[0] + "/"   # "uartlab.session/": every version of the layout is read
+
+
+class SessionFile:
+    """A session file, read-only. Works on complete files, files being written and files left by a crash."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._file = _open_hdf5(self.path)
+        try:
+            schema = self._file.attrs.get("schema", "")
+            schema = schema.decode("utf-8", "replace") if isinstance(schema, bytes) else str(schema)
+            if not schema.startswith(SCHEMA_PREFIX):  # another program's HDF5 file
+                raise InputFileError(f"{self.path}: not a uartlab session file (schema attribute {schema!r}, "
+                                     f"expected {SCHEMA_PREFIX}N)")
+            self.live = self._file.swmr_mode
+            self.metadata = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self._file.attrs.items()}
+            self.streams: dict[str, StreamSpec] = {name: self._spec(name, g)
+                                                   for name, g in self._file.get("streams", {}).items()}
+        except InputFileError:
+            self._file.close()
+            raise
+        except (OSError, KeyError, ValueError, TypeError, AttributeError) as exc:  # a damaged or truncated file
+            self._file.close()
+            raise InputFileError(f"{self.path}: damaged session file ({_one_line(exc)})") from None
+        self._times: dict[str, np.ndarray] = {}
+
+    @staticmethod
+    def _spec(name: str, g: h5py.Group) -> StreamSpec:
+        order = [str(n) for n in g.attrs.get("fields", [k for k in g if k != HOST_TIME])]
+        fields = []
+        for fname in order:
+            d = g[fname]
+            fields.append(FieldSpec(fname, str(d.attrs.get("dtype", d.dtype.str)), tuple(d.shape[1:]),
+                                    str(d.attrs.get("units", "")), str(d.attrs.get("description", "")),
+                                    str(d.attrs.get("frame", ""))))  # older files have no frame: ""
+        rate = float(g.attrs.get("nominal_rate_hz", np.nan))
+        return StreamSpec(name, str(g.attrs.get("device", "")), tuple(fields),
+                          None if np.isnan(rate) else rate, str(g.attrs.get("device_clock", "")) or None)
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def complete(self) -> bool:
+        return bool(self._file.attrs.get("complete", 0))
+
+    @property
+    def config_text(self) -> str:
+        return _text(self._file["config/rig_toml"][()]) if "config/rig_toml" in self._file else ""
+
+    @property
+    def calibration_texts(self) -> dict[str, str]:
+        """name -> text; names may be paths ("calibrations/sea/2026-12-02_1.toml" from the store)."""
+        g = self._file.get("config/calibration")
+        out: dict[str, str] = {}
+        if g is not None:
+            g.visititems(lambda name, obj: out.__setitem__(name, _text(obj[()])) if isinstance(obj, h5py.Dataset)
+                         else None)
+        return out
+
+    def protocol_texts(self) -> dict[str, str]:
+        """The suite files this session ran (name -> exact text; each dataset's sha256 attribute is its hash)."""
+        g = self._file.get("config/protocol", {})
+        return {name: _text(d[()]) for name, d in g.items()}
+
+    def refresh(self) -> None:
+        """See what a SWMR writer has flushed since the file was opened (or last refreshed)."""
+        if not self.live:
+            return  # closed cleanly or never SWMR: nothing more will come
+        for obj in self._datasets():
+            obj.refresh()
+        self._times.clear()
+
+    def _datasets(self) -> Iterator[h5py.Dataset]:
+        for g in self._file.get("streams", {}).values():
+            yield from g.values()
+        for path in ("events", "trials/table"):
+            if path in self._file:
+                yield self._file[path]
+
+    # ------------------------------------------------------------ data
+    def length(self, stream: str) -> int:
+        """Usable samples: the shortest of the stream's datasets (they differ only inside a crashed flush)."""
+        g = self._file["streams"][stream]
+        return min(d.shape[0] for d in g.values())
+
+    def host_times(self, stream: str) -> np.ndarray:
+        if stream not in self._times:
+            self._times[stream] = self._file["streams"][stream][HOST_TIME][: self.length(stream)]
+        return self._times[stream]
+
+    def read(self, stream: str, start: int = 0, stop: int | None = None) -> Record:
+        """Rows [start, stop) of a stream as one Record."""
+        g = self._file["streams"][stream]
+        stop = self.length(stream) if stop is None else min(stop, self.length(stream))
+        start = min(start, stop)
+        return Record(stream, g[HOST_TIME][start:stop],
+                      {f.name: g[f.name][start:stop] for f in self.streams[stream].fields})
+
+    def rows_between(self, stream: str, t_start_s: float, t_stop_s: float) -> tuple[int, int]:
+        """[start, stop) rows with t_start_s <= host_time_s < t_stop_s."""
+        t = self.host_times(stream)
+        return int(np.searchsorted(t, t_start_s, "left")), int(np.searchsorted(t, t_stop_s, "left"))
+
+    def records(self, stream: str, trial: int | None = None, block_size: int = 65536) -> Iterator[Record]:
+        """The stream (or one trial of it, by 1-based index) in blocks of at most block_size samples."""
+        start, stop = 0, self.length(stream)
+        if trial is not None:
+            t = self.trial(trial)
+            stop_s = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
+            start, stop = self.rows_between(stream, t["start_host_time_s"], np.nextafter(stop_s, np.inf))
+        for i in range(start, stop, block_size):
+            yield self.read(stream, i, min(i + block_size, stop))
+
+    def trials(self) -> list[dict]:
+        if "trials/table" not in self._file:
+            return []
+        rows = self._file["trials/table"][:]
+        if rows.dtype.names is None or "parameters_json" not in rows.dtype.names:
+            raise InputFileError(f"{self.path}: damaged session file: /trials/table is not a table of trials")
+        out = []
+        for row in rows:
+            d = {name: (_text(row[name]) if rows.dtype[name].kind in "SOU" else row[name].item())
+                 for name in rows.dtype.names}
+            d["parameters"] = json.loads(d.pop("parameters_json") or "{}")
+            out.append(d)
+        return out
+
+    def trial(self, index: int) -> dict:
+        for t in self.trials():
+            if t["index"] == index:
+                return t
+        raise KeyError(f"{self.path}: no trial {index}")
+
+    def events(self) -> list[Event]:
+        if "events" not in self._file:
+            return []
+        return [Event(float(r[HOST_TIME]), _text(r["kind"]), _text(r["source"]), _text(r["message"]))
+                for r in self._file["events"][:]]
+
+    def time_span_s(self) -> tuple[float, float]:
+        """First and last host time over all streams (NaN, NaN if nothing was recorded)."""
+        firsts, lasts = [], []
+        for name in self.streams:
+            t = self.host_times(name)
+            if t.size:
+                firsts.append(t[0])
+                lasts.append(t[-1])
+        return (min(firsts), max(lasts)) if firsts else (np.nan, np.nan)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> SessionFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _open_hdf5(path: str) -> h5py.File:
+    """The file opened for reading; InputFileError naming it when it is missing, a folder, or not HDF5."""
+    if os.path.isdir(path):
+        raise InputFileError(f"{path}: is a folder, not a session file")
+    if not os.path.exists(path):
+        blocked = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+        raise InputFileError(f"{path}: no such file" + (f" ({blocked} is a file, not a folder)" if blocked else ""))
+    try:
+        return h5py.File(path, "r")
+    except OSError as exc:
+        # "already open for write": a writer is at work or was killed. Only SWMR read opens those. Not
+        # first: SWMR read retries every failed checksum, so on a truncated file it can take minutes.
+        if "open for write" in str(exc):
+            try:
+                return h5py.File(path, "r", swmr=True)
+            except OSError as swmr_exc:
+                exc = swmr_exc
+        raise InputFileError(f"{path}: not a session file (HDF5 cannot open it: {_one_line(exc)})") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+class ReplayRig:
+    """A recorded session presented as live streams: subscribers get Records paced by their host times.
+
+    ``speed`` is a factor of real time (1.0, 10.0 ...) or "max" (no pacing). ``records()`` is the pull API;
+    ``start()`` runs it on a thread and publishes into ``self.hub`` — a Hub with the recorded stream specs,
+    the same interface the live Rig offers (``rig.hub.subscribe(...)``), so consumers cannot tell live from
+    recorded data; ``subscribe(callback)`` is a shortcut for a callback on that thread. ``seek(t)`` jumps to a
+    recorded host time; ``loop`` starts over at the end. Records keep their recorded ``host_time_s``.
+    """
+
+    def __init__(self, source: str | os.PathLike | SessionFile, speed: float | str = 1.0, loop: bool = False,
+                 window_s: float = 0.01, streams: list[str] | None = None):
+        self.file = source if isinstance(source, SessionFile) else SessionFile(source)
+        self.speed = speed
+        self.loop = loop
+        # 10 ms of recorded time per delivery: the DAQ's 5 ms blocks arrive in about the same rhythm live
+        self.window_s = float(window_s)
+        self.specs = {n: s for n, s in self.file.streams.items() if streams is None or n in streams}
+        self.hub = Hub()
+        for spec in self.specs.values():
+            self.hub.register(spec)
+        self._subscribers: list[Callable[[Record], None]] = []
+        self._seek_to: float | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.position_s = self.file.time_span_s()[0]
+        self.replayed: dict[str, int] = dict.fromkeys(self.specs, 0)
+
+    def subscribe(self, callback: Callable[[Record], None]) -> None:
+        self._subscribers.append(callback)
+
+    def seek(self, host_time_s: float) -> None:
+        """Continue from this recorded host time (takes effect at the next window)."""
+        self._seek_to = float(host_time_s)
+
+    def records(self) -> Iterator[Record]:
+        """Yield the recorded records in host-time order, paced by ``speed``."""
+        t_first, t_last = self.file.time_span_s()
+        if np.isnan(t_first):
+            return
+        fast = self.speed == "max"
+        window_s = 1.0 if fast else self.window_s  # as fast as possible: fewer, bigger reads
+        t = t_first
+        wall0, t0 = time.monotonic(), t
+        while not self._stop.is_set():
+            if self._seek_to is not None:
+                t, self._seek_to = min(max(self._seek_to, t_first), t_last), None
+                wall0, t0 = time.monotonic(), t
+            if t > t_last:
+                if not self.loop:
+                    return
+                t = t_first
+                wall0, t0 = time.monotonic(), t
+            t_end = t + window_s
+            if not fast:  # a window is delivered when its recorded end time has come, as live data would be
+                delay = wall0 + (t_end - t0) / float(self.speed) - time.monotonic()
+                if delay > 0:
+                    self._stop.wait(delay)
+            for name in self.specs:
+                i0, i1 = self.file.rows_between(name, t, t_end)
+                if i1 > i0:
+                    rec = self.file.read(name, i0, i1)
+                    self.replayed[name] += len(rec)
+                    yield rec
+            t = t_end
+            self.position_s = t
+
+    def _run(self) -> None:
+        for rec in self.records():
+            self.hub.publish(rec)
+            for cb in self._subscribers:
+                cb(rec)
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="replay-rig", daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Wait for the replay to end; True if it did."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            return not self._thread.is_alive()
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.wait()
+
+    def close(self) -> None:
+        self.stop()
+        self.file.close()

@@ -1,0 +1,476 @@
+"""The session recorder: every stream of a session into one crash-safe HDF5 file.
+
+Layout (docs/session-file.md has the full reference): one *flat* set of datasets per session,
+``/streams/<stream>/<field>`` plus ``/streams/<stream>/host_time_s``, and trials as *time ranges* over it
+(``/trials/table``, one row per trial) instead of one set of datasets per trial. Why: HDF5's SWMR mode,
+which lets the GUI and replay read the file while it is written and keeps it consistent after a
+``kill -9``, forbids creating groups, datasets and attributes once it is on. A flat layout needs
+everything only once, before the first sample; trials become rows appended to a table, which SWMR
+allows. The trade-off: every stream must be added before recording starts, and a trial is a slice of
+the session datasets (found by host time) rather than its own datasets. On a clean close the file is
+reopened without SWMR to write what SWMR could not: ``complete`` = True, the stop time and one
+``/trials/NNNN_<name>`` group per trial with its attributes and per-stream sample ranges.
+
+Writes never touch HDF5 on the caller's thread: ``write()`` copies the record into a per-stream
+pending list, and one writer thread appends everything pending to the datasets (one resize + one
+write per field) and flushes the file every ``flush_interval_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+import h5py
+import numpy as np
+from uartlab.errors import RecordingError
+from uartlab.streams import HOST_TIME, Event, Record, StreamSpec
+
+SCHEMA = "uartlab.session/1"
+# File format of HDF5 1.10 exactly: SWMR needs at least 1.10, and capping it there keeps the file readable
+# by HDF5 1.10 tools (Debian's h5dump) and MATLAB (R2021b+ ships 1.10); "latest" under HDF5 2.0 is not.
+LIBVER = ("v110", "v110")
+# Fixed-length UTF-8 strings in the events and trials tables: SWMR does not support variable-length
+# data (it lives in the global heap, which SWMR cannot keep consistent for readers), so longer
+# messages are truncated; 512 bytes holds any fault sentence we produce.
+EVENT_DTYPE = np.dtype([
+    (HOST_TIME, "f8"),
+    ("kind", h5py.string_dtype("utf-8", 32)),
+    ("source", h5py.string_dtype("utf-8", 64)),
+    ("message", h5py.string_dtype("utf-8", 512)),
+])
+TRIAL_DTYPE = np.dtype([
+    ("index", "i4"),
+    ("name", h5py.string_dtype("utf-8", 64)),
+    ("protocol", h5py.string_dtype("utf-8", 128)),
+    ("parameters_json", h5py.string_dtype("utf-8", 2048)),
+    ("repeat", "i4"),
+    ("start_host_time_s", "f8"),
+    ("stop_host_time_s", "f8"),      # NaN while the trial runs (or if the recording crashed in it)
+    ("outcome", h5py.string_dtype("utf-8", 64)),
+])
+# ~256 KiB chunks: big enough that a 250 kS/s stream costs a few chunk writes per flush, small enough
+# that a 1 kHz stream's partial last chunk (rewritten at every flush) stays cheap.
+CHUNK_BYTES = 256 * 1024
+# Beyond this much pending data (~2 min of the full rig load) the disk is not keeping up: drop and say so
+# rather than let memory grow until the process dies and takes the unflushed data with it.
+MAX_PENDING_BYTES = 256 * 1024 * 1024
+
+
+def software_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("uartlab")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="milliseconds")
+
+
+def _chunk_rows(row_bytes: int) -> int:
+    return max(16, CHUNK_BYTES // max(1, row_bytes))
+
+
+def _utf8(text: str, n_bytes: int) -> bytes:
+    """UTF-8 bytes for a fixed-length string field, cut at a character boundary if too long."""
+    raw = str(text).encode("utf-8")
+    return raw[:n_bytes].decode("utf-8", "ignore").encode("utf-8") if len(raw) > n_bytes else raw
+
+
+class SessionRecorder:
+    """Record one session. Add every stream, then write records and events; ``close()`` marks it complete.
+
+    ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text),
+    protocol_texts (suite file name -> text, stored with its sha256); anything else scalar becomes a root
+    attribute.
+    """
+
+    def __init__(self, path: str | os.PathLike, metadata: dict | None = None, flush_interval_s: float = 0.5,
+                 on_flush: Callable[[dict[str, int]], None] | None = None):
+        self.path = os.fspath(path)
+        self.flush_interval_s = float(flush_interval_s)
+        self.on_flush = on_flush  # called on the writer thread after every flush with samples on disk
+        self.specs: dict[str, StreamSpec] = {}
+        self.flushed: dict[str, int] = {}
+        self.flushed_span_s: dict[str, tuple[float, float]] = {}  # host time of each stream's first, last flushed
+        self.dropped: dict[str, int] = {}
+        self.writer_cpu_s = 0.0
+        self._pending: dict[str, list[Record]] = {}
+        self._pending_events: list[tuple] = []
+        self._pending_bytes = 0
+        self._lock = threading.Lock()        # guards the pending lists (held for microseconds)
+        self._flush_lock = threading.Lock()  # one drain at a time: writer thread, flush(), close()
+        self._start_lock = threading.Lock()
+        self._trials_dirty = False
+        self._events_flushed = 0
+        self._ds: dict[str, dict[str, h5py.Dataset]] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._error: RecordingError | None = None
+        self._thread: threading.Thread | None = None
+        self._trials: list[dict] = []
+        self._closed = False
+        try:
+            self._file = h5py.File(self.path, "w", libver=LIBVER)
+            self._write_metadata(metadata or {})
+            self._inode = os.stat(self.path).st_ino
+        except OSError as exc:
+            raise RecordingError(self._explain(exc, "cannot create the session file")) from exc
+
+    # ------------------------------------------------------------ set-up (before SWMR)
+    def _write_metadata(self, metadata: dict) -> None:
+        f = self._file
+        f.attrs.update({"schema": SCHEMA, "software_version": software_version(), "host": socket.gethostname(),
+                        "operator": str(metadata.get("operator", "")), "notes": str(metadata.get("notes", "")),
+                        "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
+                        "flush_interval_s": self.flush_interval_s})
+        for key, value in metadata.items():
+            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts") and \
+                    isinstance(value, str | int | float | bool):
+                f.attrs[key] = value
+        cfg = f.create_group("config")
+        cfg.create_dataset("rig_toml", data=str(metadata.get("config_text", "")), dtype=h5py.string_dtype())
+        cal = cfg.create_group("calibration")
+        for name, text in dict(metadata.get("calibration_texts", {})).items():
+            cal.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
+        protocols = cfg.create_group("protocol")
+        for name, text in dict(metadata.get("protocol_texts", {})).items():
+            d = protocols.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
+            d.attrs["sha256"] = hashlib.sha256(str(text).encode("utf-8")).hexdigest()
+        f.create_group("streams")
+        f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,
+                                                chunks=(64,))
+
+    def add_stream(self, spec: StreamSpec) -> None:
+        """Create a stream's datasets. Only before recording starts: SWMR cannot create datasets later."""
+        if self._thread is not None:
+            raise RecordingError(f"{self.path}: stream {spec.name!r} added after recording started; "
+                                 "add every stream before the first write, event or trial")
+        if spec.name in self.specs:
+            raise ValueError(f"stream {spec.name!r} added twice")
+        g = self._file["streams"].create_group(spec.name)
+        g.attrs.update({"device": spec.device, "nominal_rate_hz": float(spec.nominal_rate_hz or np.nan),
+                        "device_clock": spec.device_clock or "", "fields": [f.name for f in spec.fields]})
+        t = g.create_dataset(HOST_TIME, shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(8),))
+        t.attrs.update({"units": "s", "description": "host monotonic clock (time.monotonic) of each sample",
+                        "dtype": "f8"})
+        for fs in spec.fields:
+            dt = np.dtype(fs.dtype)
+            rows = _chunk_rows(dt.itemsize * int(np.prod(fs.shape, dtype=int)))
+            d = g.create_dataset(fs.name, shape=(0, *fs.shape), maxshape=(None, *fs.shape), dtype=dt,
+                                 chunks=(rows, *fs.shape))
+            d.attrs.update({"units": fs.units, "description": fs.description, "dtype": fs.dtype,
+                            "sample_shape": list(fs.shape) or [0]})
+            if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
+                d.attrs["frame"] = fs.frame
+        # Handles stay open for the whole recording: reopening costs ~20 us per field per flush, and an
+        # error flushing a dataset's chunk cache would otherwise surface in a destructor, where h5py swallows it.
+        self._ds[spec.name] = {k: g[k] for k in (HOST_TIME, *(f.name for f in spec.fields))}
+        self.specs[spec.name] = spec
+        self.flushed[spec.name] = 0
+        self.dropped[spec.name] = 0
+        self._pending[spec.name] = []
+
+    def start(self) -> None:
+        """Switch to SWMR and start the writer thread (the first write, event or trial does it implicitly)."""
+        with self._start_lock:  # writes, events and trials may arrive first from different threads
+            if self._thread is not None:
+                return
+            try:
+                self._file.swmr_mode = True
+            except OSError as exc:
+                raise RecordingError(self._explain(exc, "cannot start SWMR mode")) from exc
+            self._thread = threading.Thread(target=self._run, name="session-recorder", daemon=True)
+            self._thread.start()
+
+    # ------------------------------------------------------------ recording (any thread)
+    def write(self, record: Record) -> None:
+        """Queue one record; copies its arrays so the producer may reuse them. Never blocks on disk."""
+        self._check()
+        spec = self.specs.get(record.stream)
+        if spec is None:
+            raise ValueError(f"{self.path}: no stream {record.stream!r}; add_stream it before recording")
+        record.validate(spec)
+        if self._thread is None:
+            self.start()
+        copy = Record(record.stream, np.array(record.host_time_s, dtype="f8"),
+                      {f.name: np.array(record.data[f.name], dtype=f.dtype) for f in spec.fields})
+        n_bytes = copy.host_time_s.nbytes + sum(a.nbytes for a in copy.data.values())
+        with self._lock:
+            if self._pending_bytes + n_bytes > MAX_PENDING_BYTES:
+                self.dropped[record.stream] += len(copy)
+                return
+            self._pending[record.stream].append(copy)
+            self._pending_bytes += n_bytes
+
+    def event(self, event: Event) -> None:
+        self._check()
+        if self._thread is None:
+            self.start()
+        row = (event.host_time_s, _utf8(event.kind, 32), _utf8(event.source, 64),
+               _utf8(event.message, 512))
+        with self._lock:
+            self._pending_events.append(row)
+
+    def begin_trial(self, name: str, protocol: str, parameters: dict, repeat: int,
+                    host_time_s: float | None = None) -> int:
+        """Start a trial (a row of /trials/table, written at once); returns its 1-based index."""
+        self._check()
+        if self._trials and np.isnan(self._trials[-1]["stop_host_time_s"]):
+            raise RecordingError(f"{self.path}: trial {self._trials[-1]['name']!r} is still running")
+        if self._thread is None:
+            self.start()
+        trial = {"index": len(self._trials) + 1, "name": name, "protocol": protocol,
+                 "parameters_json": json.dumps(parameters, sort_keys=True, default=str), "repeat": int(repeat),
+                 "start_host_time_s": time.monotonic() if host_time_s is None else host_time_s,
+                 "stop_host_time_s": np.nan, "outcome": ""}
+        with self._lock:
+            self._trials.append(trial)
+            self._trials_dirty = True
+        self._wake.set()
+        return trial["index"]
+
+    def end_trial(self, outcome: str, host_time_s: float | None = None) -> None:
+        self._check()
+        if not self._trials or not np.isnan(self._trials[-1]["stop_host_time_s"]):
+            raise RecordingError(f"{self.path}: end_trial without a running trial")
+        with self._lock:
+            self._trials[-1]["stop_host_time_s"] = time.monotonic() if host_time_s is None else host_time_s
+            self._trials[-1]["outcome"] = outcome
+            self._trials_dirty = True
+        self._wake.set()
+
+    @property
+    def pending_bytes(self) -> int:
+        return self._pending_bytes
+
+    def flush(self) -> None:
+        """Append everything pending and flush to disk now (normally the writer thread does this)."""
+        self._check()
+        with self._flush_lock:
+            self._drain()
+        self._check()
+
+    # ------------------------------------------------------------ the writer thread
+    def _run(self) -> None:
+        next_s = time.monotonic() + self.flush_interval_s
+        while not self._stop.is_set():
+            self._wake.wait(max(0.0, next_s - time.monotonic()))
+            self._wake.clear()
+            if time.monotonic() < next_s and not self._stop.is_set():
+                continue  # woken early by a trial change: handled at the next tick, well within the interval
+            next_s = time.monotonic() + self.flush_interval_s
+            with self._flush_lock:
+                self._drain()
+            if self._error is not None:
+                return
+
+    def _drain(self) -> None:
+        """Append all pending data to the datasets and flush. Errors stop the recording, they do not raise here."""
+        if self._error is not None:
+            return
+        t0 = time.thread_time()
+        with self._lock:
+            pending, self._pending = self._pending, {name: [] for name in self._pending}
+            events, self._pending_events = self._pending_events, []
+            trials = [dict(t) for t in self._trials] if self._trials_dirty else None
+            self._trials_dirty = False
+            n_bytes, self._pending_bytes = self._pending_bytes, 0
+        spans = {}
+        try:
+            self._check_free_space(n_bytes)
+            for name, records in pending.items():
+                if records:
+                    spans[name] = self._append(name, records)
+            if events:
+                ds = self._file["events"]
+                n = ds.shape[0]
+                ds.resize((n + len(events),))
+                ds[n:] = np.array(events, dtype=EVENT_DTYPE)
+            if trials is not None:
+                ds = self._file["trials/table"]
+                if ds.shape[0] != len(trials):
+                    ds.resize((len(trials),))
+                ds[:] = np.array([tuple(_utf8(t[k], TRIAL_DTYPE[k].itemsize) if isinstance(t[k], str) else t[k]
+                                       for k in TRIAL_DTYPE.names) for t in trials], dtype=TRIAL_DTYPE)
+            self._file.flush()
+            self._check_still_there()
+        except (OSError, RuntimeError, ValueError) as exc:
+            # Nothing more is written from here on (write, event, flush and close all refuse): what the
+            # last good flush left is the file, and the sentence says how much that is.
+            self._roll_back()
+            self._error = RecordingError(self._stopped(exc))
+            return
+        finally:
+            self.writer_cpu_s += time.thread_time() - t0
+        self.flushed = {name: self._ds[name][HOST_TIME].shape[0] for name in self.specs}
+        self._events_flushed = self._file["events"].shape[0]
+        for name, (first, last) in spans.items():
+            self.flushed_span_s[name] = (self.flushed_span_s.get(name, (first, last))[0], last)
+        if self.on_flush is not None:
+            self.on_flush(dict(self.flushed))
+
+    def _roll_back(self) -> None:
+        """Shrink every dataset back to its length at the last good flush: the appends of the flush that
+        failed are in HDF5's memory, and closing the file would write them if the disk still takes it,
+        leaving a file longer than the sentence says (and maybe a stream whose fields outgrew its host time)."""
+        lengths = [(d, self.flushed.get(name, 0)) for name, group in self._ds.items() for d in group.values()]
+        with contextlib.suppress(Exception):
+            lengths.append((self._file["events"], self._events_flushed))
+        for d, n in lengths:
+            if d.shape[0] != n:
+                with contextlib.suppress(Exception):  # a dead disk refuses this too; then nothing is written
+                    d.resize((n, *d.shape[1:]))
+
+    def _append(self, name: str, records: list[Record]) -> tuple[float, float]:
+        g = self._ds[name]
+        t = np.concatenate([r.host_time_s for r in records]) if len(records) > 1 else records[0].host_time_s
+        n0, n = g[HOST_TIME].shape[0], t.shape[0]
+        # Fields first, host time last: a reader (or a crash) that sees host_time_s of length N can rely on
+        # every field holding at least N rows; verify reports the shortest length as the usable one.
+        for fs in self.specs[name].fields:
+            ds = g[fs.name]
+            block = np.concatenate([r.data[fs.name] for r in records]) if len(records) > 1 else \
+                records[0].data[fs.name]
+            ds.resize((n0 + n, *fs.shape))
+            ds[n0:] = block
+        g[HOST_TIME].resize((n0 + n,))
+        g[HOST_TIME][n0:] = t
+        return float(t[0]), float(t[-1])
+
+    def _check_free_space(self, n_bytes: int) -> None:
+        # Stop *before* HDF5 meets ENOSPC: a write that fails half-way can leave metadata that the
+        # next flush makes inconsistent; refusing the whole flush keeps the file exactly as last flushed.
+        # The margin: a new chunk takes its full size at once, plus the chunk index and object headers.
+        st = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
+        n_datasets = sum(len(d) for d in self._ds.values())
+        if st.f_bavail * st.f_frsize < n_bytes + CHUNK_BYTES * n_datasets + 64 * 1024:
+            raise OSError(errno.ENOSPC, "No space left on device", self.path)
+
+    def _check_still_there(self) -> None:
+        # On Linux, writes to a file whose folder was deleted succeed and vanish at close: look, twice a second.
+        try:
+            if os.stat(self.path).st_ino == self._inode:
+                return
+        except FileNotFoundError:
+            pass
+        raise FileNotFoundError(errno.ENOENT, "the session file is no longer at its path", self.path)
+
+    # ------------------------------------------------------------ errors and close
+    @property
+    def error(self) -> RecordingError | None:
+        """Why the recording stopped (one sentence naming the file and what it keeps), None while it records."""
+        return self._error
+
+    def kept(self) -> str:
+        """What the last good flush put in the file: "the first 12.3 s (daq 12 300 samples, runner 1 230)"."""
+        spans = self.flushed_span_s.values()
+        if not spans:
+            return "no samples"
+        seconds = max(last for _, last in spans) - min(first for first, _ in spans)
+        counts = ", ".join(f"{name} {n:,}".replace(",", " ") + (" samples" if i == 0 else "")
+                           for i, (name, n) in enumerate((k, v) for k, v in self.flushed.items() if v))
+        return f"the first {seconds:.1f} s ({counts})"
+
+    def _stopped(self, exc: BaseException) -> str:
+        """The one sentence for a recording that stopped: which file, why, and what of it is left."""
+        why = self._why(exc)
+        try:
+            there = os.stat(self.path).st_ino == self._inode
+        except OSError:
+            there = False
+        left = f"the file keeps {self.kept()}" if there else \
+            f"nothing is left at that path (it had {self.kept()} when last flushed)"
+        return f"recording stopped: {self.path}: {why}; {left}"
+
+    def _check(self) -> None:
+        if self._closed:
+            raise RecordingError(f"{self.path}: the recording is closed")
+        if self._error is not None:
+            raise self._error
+
+    def _explain(self, exc: BaseException, what: str) -> str:
+        return f"{self.path}: {what}: {self._why(exc)}; everything flushed before this is kept and readable"
+
+    def _why(self, exc: BaseException) -> str:
+        folder = os.path.dirname(os.path.abspath(self.path))
+        code = getattr(exc, "errno", None)
+        text = str(exc)
+        if code == errno.ENOSPC or "No space" in text:
+            why = "the disk is full"
+        elif code == errno.EFBIG or "too large" in text:
+            why = "the file size limit was reached"
+        elif not os.path.isdir(folder):
+            why = f"the output folder {folder} has vanished"
+        elif not os.path.exists(self.path):
+            why = "the file was deleted while recording"
+        elif code in (errno.EACCES, errno.EPERM) or "Permission denied" in text:
+            why = "permission to write it was lost"
+        elif code == errno.EROFS or "Read-only file system" in text:
+            why = "the disk became read-only"
+        elif code == errno.EIO or "Input/output error" in text:
+            why = "the disk does not answer (input/output error: removed or failing)"
+        else:
+            why = (getattr(exc, "strerror", None) or text).rstrip(".")
+        return why
+
+    def close(self) -> None:
+        """Flush everything, then mark the file complete (a clean close). Raises RecordingError if it had failed."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._stop.set()
+            self._wake.set()
+            self._thread.join()
+        with self._flush_lock:
+            self._drain()
+        error = self._error
+        self._ds.clear()  # drop our dataset handles before the file: none may outlive it into the GC
+        with contextlib.suppress(OSError, RuntimeError):  # a failing disk may refuse it; the error says why
+            self._file.close()
+        if error is not None:
+            raise error
+        try:
+            self._finish()
+        except OSError as exc:
+            raise RecordingError(self._explain(exc, "could not mark the file complete")) from exc
+
+    def _finish(self) -> None:
+        """Reopen without SWMR to write what SWMR forbids: trial groups, stop time and the complete flag."""
+        with h5py.File(self.path, "r+", libver=LIBVER) as f:
+            streams = {name: f["streams"][name][HOST_TIME][:] for name in self.specs}
+            for t in self._trials:
+                # "/" would nest groups (a trial "free/FDP" as trials/0001_free/FDP): one group per trial.
+                g = f["trials"].create_group(f"{t['index']:04d}_{t['name'].replace('/', '_')}")
+                g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
+                g.attrs["parameters_json"] = t["parameters_json"]
+                for key, value in json.loads(t["parameters_json"]).items():
+                    if isinstance(value, str | int | float | bool):
+                        g.attrs[f"param_{key}"] = value
+                stop = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
+                for name, times in streams.items():
+                    # [start, stop) rows of /streams/<name>: what h5read needs to read just this trial
+                    g.attrs[f"{name}_rows"] = np.array([np.searchsorted(times, t["start_host_time_s"], "left"),
+                                                        np.searchsorted(times, stop, "right")], dtype="i8")
+            f.attrs["stop_time"] = _now_iso()
+            # last, and 1 rather than True (an enum to MATLAB): a crash before this line leaves complete == 0
+            f.attrs["complete"] = np.int8(1)
+
+    def __enter__(self) -> SessionRecorder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,435 @@
+"""rig.toml: which device is real and which is a twin, and how each is wired and calibrated.
+
+    config = load_rig_config("rig.toml")      # ConfigError "rig.toml:12: daq.pots: ai16 does not exist ..."
+    config = default_rig_config()             # the shipped all-twin rig (app/data/twin_rig.toml)
+
+Everything is checked here, before any device is opened, so a bad file never moves a servo: unknown
+sections and keys, wrong types, duplicate or out-of-range servo IDs, unknown backends, channels the
+USB-6210 does not have, calibration files that do not exist. Each problem raises one ``ConfigError``
+"FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``). The file's own comments
+(app/data/twin_rig.toml) document every key; defaults here equal that file.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from uartlab.drivers.interfaces import ConfigError
+from uartlab.drivers.mx64 import CENTER_TICKS
+from uartlab.drivers.mx64_bus import WATCHDOG_MS
+from uartlab.drivers.sea import SeaCalibration, SeaGeometry, sea_problem
+from uartlab.drivers.usb6210 import parse_channels
+from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
+from uartlab.protocols.limits import Ceilings, Limits
+from uartlab.sim.names import POSES, TENDONS
+from uartlab.sim.toml_lines import line_of_key, not_toml
+
+BACKENDS = ("twin", "real")
+FROM_TWIN = "from_twin"       # calibration taken from the twin's own constants (twin backends only)
+MAX_DXL_ID = 252              # 253 is reserved, 254 is broadcast (Dynamixel Protocol 2.0)
+DEFAULT_FILE = "twin_rig.toml"
+
+
+@dataclass(frozen=True)
+class ActuatorsConfig:
+    backend: str = "twin"
+    port: str = ""                    # serial port (real); ignored for the twin, which makes its own pty
+    protocol: float = 2.0
+    ids: tuple[int, ...] = (1, 2, 3, 4, 5, 6)   # tendon order FDP FDS ED DI PI LUM
+    baud: int = 1_000_000
+    poll_rate_hz: float = 200.0       # the MX-64 driver's design rate (drivers/mx64_bus.py WATCHDOG_MS)
+    seas: tuple[SeaGeometry, ...] = field(default_factory=lambda: tuple(SeaGeometry() for _ in TENDONS))
+    watchdog_ms: float = WATCHDOG_MS  # Bus Watchdog: servos stop when the host is silent this long
+    packet_timeout_ms: float = 0.0    # floor under the SDK's ~34 ms reply timeout; 0 = the SDK's own
+
+
+@dataclass(frozen=True)
+class DaqConfig:
+    backend: str = "twin"
+    device: str = "Dev1"
+    grpc_address: str = ""            # real: "" = local NI-DAQmx, "host:port" = NI gRPC Device Server
+    pots: str = "ai0:5"
+    reference: str = "ai6"
+    gauges: str = "ai8:13"
+    rate_hz: float = 1000.0
+
+
+@dataclass(frozen=True)
+class SeaConfig:
+    calibrations: tuple[SeaCalibration, ...] | None = None   # None: from the twin's constants
+
+
+@dataclass(frozen=True)
+class Nano17Config:
+    calibration_file: Path | None = None    # None: the twin's synthetic file
+    index: int = 1
+    # dx dy dz (mm), rx ry rz (deg), ATI's order; None: the calibration store's (`calibrate nano17 --tool`), else 0
+    tool_transform_mm_deg: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MocapConfig:
+    backend: str = "twin"
+    server: str = "127.0.0.1"
+    command_port: int = 1510          # NatNet's defaults
+    data_port: int = 1511
+    multicast: str | None = None
+    local: str = "127.0.0.1"
+    marker_set: str = "uart_finger"
+
+
+@dataclass(frozen=True)
+class TwinConfig:
+    speed: float = 1.0
+    seed: int = 0
+    perturbation: float = 0.0
+    pose: str = "Flex"
+    surface_angle_deg: float | None = None
+
+
+@dataclass(frozen=True)
+class RecordingConfig:
+    folder: Path = Path("recordings")   # relative: to the working directory at record time
+    flush_interval_s: float = 1.0
+
+
+# How long each stream may go quiet before a run trips (s): the protocol's defaults (see there why 0.25 s),
+# and the joints (IK of each mocap frame) 0.5 s: bones untracked that long are lost.
+DEFAULT_MAX_STREAM_AGE_S = {**PROTOCOL_MAX_STREAM_AGE_S, "joints": 0.5}
+# Sanity bounds at load. A stream age below one tick of the 100 Hz control loop (app/run/state.py
+# DEFAULT_CONTROL_RATE_HZ) trips on every tick; above a few seconds a dead stream goes unnoticed for most of
+# a 4 s pull.
+MIN_STREAM_AGE_S = 0.01
+MAX_STREAM_AGE_S = 5.0
+# The recorder flushes at least this often: longer puts more of a session at risk in a crash.
+MAX_FLUSH_INTERVAL_S = 5.0
+# [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
+# MX-64's 6 N*m stall torque through a 20 mm spool; 70 N the largest Nano17 calibration's rated Fz (SI-50-0.5);
+# 60 mm the calibration procedures' own travel limit (app/procedures/probe.py MAX_TRAVEL_M).
+MAX_CEILING = {"max_tendon_force_N": 300.0, "max_fingertip_force_N": 70.0, "max_excursion_mm": 60.0}
+
+
+@dataclass(frozen=True)
+class InterlocksConfig:
+    max_stream_age_s: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MAX_STREAM_AGE_S))
+
+
+@dataclass(frozen=True)
+class RigConfig:
+    source: str = "<defaults>"
+    actuators: ActuatorsConfig = field(default_factory=ActuatorsConfig)
+    daq: DaqConfig = field(default_factory=DaqConfig)
+    sea: SeaConfig = field(default_factory=SeaConfig)
+    nano17: Nano17Config = field(default_factory=Nano17Config)
+    mocap: MocapConfig = field(default_factory=MocapConfig)
+    twin: TwinConfig = field(default_factory=TwinConfig)
+    recording: RecordingConfig = field(default_factory=RecordingConfig)
+    calibration_store: Path | None = None   # [calibration] store: the folder of `uartlab calibrate` results
+    interlocks: InterlocksConfig = field(default_factory=InterlocksConfig)
+    ceilings: Ceilings = field(default_factory=Ceilings)   # [limits]: suites and procedures only tighten them
+
+    @property
+    def uses_twin(self) -> bool:
+        return "twin" in (self.actuators.backend, self.daq.backend, self.mocap.backend)
+
+
+# ------------------------------------------------------------------ reading helpers
+class _File:
+    def __init__(self, name: str, text: str):
+        self.name, self.text = name, text
+
+    def error(self, key: str, reason: str) -> ConfigError:
+        line = line_of_key(self.text, key)
+        return ConfigError(f"{self.name}:{line}: {key}: {reason}" if line else f"{self.name}: {key}: {reason}")
+
+
+class _Table:
+    """One TOML table; typed getters record which keys were read so leftovers are reported as unknown."""
+
+    def __init__(self, file: _File, prefix: str, data: dict):
+        self.file, self.prefix, self.data, self.used = file, prefix, data, set()
+
+    def key(self, name: str) -> str:
+        return f"{self.prefix}.{name}" if self.prefix else name
+
+    def error(self, name: str, reason: str) -> ConfigError:
+        return self.file.error(self.key(name), reason)
+
+    def get(self, name: str, types: tuple[type, ...], default, what: str):
+        self.used.add(name)
+        if name not in self.data:
+            return default
+        value = self.data[name]
+        # TOML booleans are Python ints: a bool is only accepted where a bool is asked for.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise self.error(name, f"expected {what}, got {type(value).__name__} {value!r}")
+        return value
+
+    def string(self, name: str, default: str) -> str:
+        return self.get(name, (str,), default, "a string")
+
+    def number(self, name: str, default: float | None, positive: bool = False, lo: float | None = None) -> float:
+        value = self.get(name, (int, float), default, "a number")
+        if value is None:
+            return None
+        value = float(value)
+        if not math.isfinite(value) or (positive and value <= 0) or (lo is not None and value < lo):
+            bound = "> 0" if positive else f">= {lo:g}"
+            raise self.error(name, f"must be finite and {bound}, got {value:g}")
+        return value
+
+    def integer(self, name: str, default: int, lo: int, hi: int) -> int:
+        value = self.get(name, (int,), default, "an integer")
+        if not lo <= value <= hi:
+            raise self.error(name, f"must be in {lo}..{hi}, got {value}")
+        return value
+
+    def choice(self, name: str, default: str, options: tuple[str, ...]) -> str:
+        value = self.string(name, default)
+        if value not in options:
+            raise self.error(name, f"unknown value {value!r}; expected one of {', '.join(options)}")
+        return value
+
+    def table(self, name: str) -> _Table:
+        self.used.add(name)
+        value = self.data.get(name, {})
+        if not isinstance(value, dict):
+            raise self.error(name, f"expected a table [{self.key(name)}], got {type(value).__name__}")
+        return _Table(self.file, self.key(name), value)
+
+    def done(self, sub_tables: tuple[str, ...] = ()) -> None:
+        for name in self.data:
+            if name not in self.used and name not in sub_tables:
+                raise self.error(name, "unknown " + ("section" if isinstance(self.data[name], dict) else "key"))
+
+
+# ------------------------------------------------------------------ sections
+def _actuators(t: _Table) -> ActuatorsConfig:
+    backend = t.choice("backend", "twin", BACKENDS)
+    port = t.string("port", "")
+    if backend == "real" and not port:
+        raise t.error("port", "a real MX-64 bus needs its serial port, e.g. '/dev/ttyUSB0'")
+    protocol = t.number("protocol", 2.0)
+    if protocol not in (1.0, 2.0):
+        raise t.error("protocol", f"Dynamixel Protocol 1.0 or 2.0, got {protocol:g}")
+    ids = t.get("ids", (list,), [1, 2, 3, 4, 5, 6], "a list of 6 servo IDs")
+    if len(ids) != len(TENDONS) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise t.error("ids", f"expected {len(TENDONS)} integer IDs ({' '.join(TENDONS)}), got {ids!r}")
+    if bad := [i for i in ids if not 0 <= i <= MAX_DXL_ID]:
+        raise t.error("ids", f"IDs must be 0..{MAX_DXL_ID}, got {bad}")
+    if dupes := sorted({i for i in ids if ids.count(i) > 1}):
+        raise t.error("ids", f"duplicate servo IDs {dupes}")
+    baud = t.integer("baud", 1_000_000, 9600, 4_500_000)  # the MX-64's range of baud rates
+    poll = t.number("poll_rate_hz", 200.0, positive=True)
+    # The MX-64's Bus Watchdog register counts 20 ms units, 1..127.
+    watchdog = t.number("watchdog_ms", WATCHDOG_MS, positive=True)
+    if not 20.0 <= watchdog <= 127 * 20.0:
+        raise t.error("watchdog_ms", f"the Bus Watchdog spans 20..2540 ms, got {watchdog:g}")
+    packet_timeout = t.number("packet_timeout_ms", 0.0, lo=0.0)
+    radius_mm = t.number("spool_radius_mm", 20.0, positive=True)
+    direction = t.integer("direction", 1, -1, 1)
+    if direction == 0:
+        raise t.error("direction", "must be +1 or -1 (-1: a mirrored spool)")
+    zero = t.integer("zero_ticks", CENTER_TICKS, -(2**31), 2**31 - 1)
+    seas = []
+    for tendon in TENDONS:
+        sub = t.table(tendon) if tendon in t.data else _Table(t.file, t.key(tendon), {})
+        d = sub.integer("direction", direction, -1, 1)
+        if d == 0:
+            raise sub.error("direction", "must be +1 or -1 (-1: a mirrored spool)")
+        seas.append(SeaGeometry(spool_radius_m=sub.number("spool_radius_mm", radius_mm, positive=True) * 1e-3,
+                                direction=d, zero_ticks=sub.integer("zero_ticks", zero, -(2**31), 2**31 - 1)))
+        sub.done()
+    t.done()
+    return ActuatorsConfig(backend, port, protocol, tuple(ids), baud, poll, tuple(seas), watchdog, packet_timeout)
+
+
+def _daq(t: _Table) -> DaqConfig:
+    backend = t.choice("backend", "twin", BACKENDS)
+    cfg = DaqConfig(backend, t.string("device", "Dev1"), t.string("grpc_address", ""), t.string("pots", "ai0:5"),
+                    t.string("reference", "ai6"), t.string("gauges", "ai8:13"),
+                    t.number("rate_hz", 1000.0, positive=True))
+    seen: dict[int, str] = {}
+    for key in ("pots", "reference", "gauges"):
+        try:
+            channels = parse_channels(getattr(cfg, key), key)
+        except ConfigError as exc:
+            raise t.error(key, str(exc).removeprefix(f"{key}: ")) from None
+        for k in channels:
+            if k in seen:
+                raise t.error(key, f"ai{k} is already used by daq.{seen[k]}")
+            seen[k] = key
+        expected = {"pots": len(TENDONS), "reference": 1, "gauges": 6}[key]
+        if channels and len(channels) != expected:
+            raise t.error(key, f"expected {expected} channel(s) or none, got {len(channels)}")
+    if not cfg.pots:
+        raise t.error("pots", "the six SEA pots are needed for the tendon forces")
+    t.done()
+    return cfg
+
+
+def _sea(t: _Table, daq: DaqConfig) -> SeaConfig:
+    if "calibration" in t.data or not any(n in t.data for n in TENDONS):
+        value = t.string("calibration", FROM_TWIN)
+        if value != FROM_TWIN:
+            raise t.error("calibration", f"only {FROM_TWIN!r}; otherwise give [sea.FDP] ... tables")
+        if daq.backend != "twin":
+            raise t.error("calibration", f"{FROM_TWIN!r} needs daq.backend = 'twin'; give [sea.FDP] ... from a "
+                                         "hanging-weight fit for the real pots")
+        t.done()
+        return SeaConfig(None)
+    cals = []
+    for tendon in TENDONS:
+        if tendon not in t.data:
+            raise t.error(tendon, "missing: every tendon needs v0_V and gain_N_per_V")
+        sub = t.table(tendon)
+        for name in ("v0_V", "gain_N_per_V"):
+            if name not in sub.data:
+                raise sub.error(name, "missing")
+        cals.append(SeaCalibration(v0_V=sub.number("v0_V", None), gain_N_per_V=sub.number("gain_N_per_V", None)))
+        if problem := sea_problem("v0_V", cals[-1].v0_V) or sea_problem("gain_N_per_V", cals[-1].gain_N_per_V):
+            raise sub.error(*problem)
+        sub.done()
+    t.done()
+    return SeaConfig(tuple(cals))
+
+
+def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
+    value = t.string("calibration_file", FROM_TWIN)
+    path = None
+    if value == FROM_TWIN:
+        if daq.backend != "twin" and daq.gauges:
+            raise t.error("calibration_file", f"{FROM_TWIN!r} needs daq.backend = 'twin'; give the sensor's .cal file")
+    else:
+        path = Path(value).expanduser()
+        if not path.is_absolute() and base is not None:
+            path = base / path  # relative to rig.toml, so a rig folder can be moved as a whole
+        if not path.is_file():
+            raise t.error("calibration_file", f"no such file {str(path)!r}")
+    index = t.integer("index", 1, 1, 99)
+    tool = t.get("tool_transform_mm_deg", (list,), None, "a list [dx dy dz (mm), rx ry rz (deg)]")
+    if tool is not None and (len(tool) != 6 or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                        for v in tool)):
+        raise t.error("tool_transform_mm_deg", f"expected 6 numbers [dx dy dz rx ry rz], got {tool!r}")
+    t.done()
+    return Nano17Config(path, index, None if tool is None else tuple(float(v) for v in tool))
+
+
+def _mocap(t: _Table) -> MocapConfig:
+    multicast = t.string("multicast", "")
+    cfg = MocapConfig(t.choice("backend", "twin", BACKENDS), t.string("server", "127.0.0.1"),
+                      t.integer("command_port", 1510, 1, 65535), t.integer("data_port", 1511, 1, 65535),
+                      multicast or None, t.string("local", "127.0.0.1"), t.string("marker_set", "uart_finger"))
+    t.done()
+    return cfg
+
+
+def _twin(t: _Table) -> TwinConfig:
+    cfg = TwinConfig(t.number("speed", 1.0, positive=True), t.integer("seed", 0, 0, 2**32 - 1),
+                     t.number("perturbation", 0.0, lo=0.0), t.choice("pose", "Flex", POSES),
+                     t.number("surface_angle_deg", None))
+    t.done()
+    return cfg
+
+
+def _recording(t: _Table) -> RecordingConfig:
+    cfg = RecordingConfig(Path(t.string("folder", "recordings")).expanduser(),
+                          t.number("flush_interval_s", 1.0, positive=True))
+    if cfg.flush_interval_s > MAX_FLUSH_INTERVAL_S:
+        raise t.error("flush_interval_s", f"must be <= {MAX_FLUSH_INTERVAL_S:g} s (a crash loses up to this much), "
+                                          f"got {cfg.flush_interval_s:g}")
+    # Whether it is writable is found when recording starts; a path through a file never will be.
+    blocker = next((p for p in (cfg.folder, *cfg.folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise t.error("folder", f"{str(cfg.folder)!r} cannot be a folder: {str(blocker)!r} is a file")
+    t.done()
+    return cfg
+
+
+def _calibration(t: _Table, base: Path | None) -> Path | None:
+    store = t.string("store", "")
+    t.done()
+    if not store:
+        return None
+    path = Path(store).expanduser()
+    return path if path.is_absolute() or base is None else base / path
+
+
+def _interlocks(t: _Table) -> InterlocksConfig:
+    ages = {stream: t.number(f"{stream}_max_age_s", default, positive=True)
+            for stream, default in DEFAULT_MAX_STREAM_AGE_S.items()}
+    for stream, age in ages.items():
+        if not MIN_STREAM_AGE_S <= age <= MAX_STREAM_AGE_S:
+            raise t.error(f"{stream}_max_age_s", f"must be between one control tick ({MIN_STREAM_AGE_S:g} s) and "
+                                                 f"{MAX_STREAM_AGE_S:g} s, got {age:g}")
+    t.done()
+    return InterlocksConfig(ages)
+
+
+def _limits(t: _Table) -> Ceilings:
+    """[limits]: the rig's hard limits; suites and procedures may only tighten them (protocols/limits.py)."""
+    default = Limits()
+    excursion = t.get("max_excursion_mm", (int, float, dict), None, "a number or a table { FDP = 20.0, ... }")
+    per_tendon = dict(default.max_excursion_mm)
+    if isinstance(excursion, dict):
+        sub = t.table("max_excursion_mm")
+        try:
+            per_tendon = {tendon: sub.number(tendon, default.max_excursion_mm[tendon], positive=True)
+                          for tendon in TENDONS}
+            sub.done()
+        except ConfigError as exc:  # an inline table { FDP = ... }: its keys have the line of max_excursion_mm
+            line = line_of_key(t.file.text, t.key("max_excursion_mm"))
+            raise ConfigError(str(exc).replace(f"{t.file.name}: ", f"{t.file.name}:{line}: ", 1)
+                              if line and str(exc).startswith(f"{t.file.name}: ") else str(exc)) from None
+    elif excursion is not None:
+        per_tendon = dict.fromkeys(TENDONS, t.number("max_excursion_mm", None, positive=True))
+    limits = Limits(per_tendon, t.number("max_tendon_force_N", default.max_tendon_force_N, positive=True),
+                    t.number("max_fingertip_force_N", default.max_fingertip_force_N, positive=True))
+    values = {"max_tendon_force_N": limits.max_tendon_force_N, "max_fingertip_force_N": limits.max_fingertip_force_N,
+              "max_excursion_mm": max(per_tendon.values())}
+    for key, value in values.items():
+        if value > MAX_CEILING[key]:
+            raise t.error(key, f"must be <= {MAX_CEILING[key]:g} (what the hardware can do at all), got {value:g}")
+    t.done()
+    return Ceilings(limits, f"{t.file.name} [limits]")
+
+
+# ------------------------------------------------------------------ entry points
+def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None) -> RigConfig:
+    """Validate rig.toml text; ``name`` goes into messages, ``base`` resolves relative file paths."""
+    file = _File(name, text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(not_toml(name, exc, text)) from None
+    root = _Table(file, "", data)
+    actuators = _actuators(root.table("actuators"))
+    daq = _daq(root.table("daq"))
+    config = RigConfig(name, actuators, daq, _sea(root.table("sea"), daq), _nano17(root.table("nano17"), base, daq),
+                       _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")),
+                       _calibration(root.table("calibration"), base), _interlocks(root.table("interlocks")),
+                       _limits(root.table("limits")))
+    root.done()
+    return config
+
+
+def load_rig_config(path: str | Path) -> RigConfig:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a rig configuration: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the rig configuration: "
+                          f"{(exc.strerror or str(exc)).lower()}") from None
+    return parse_rig_config(text, str(path), path.resolve().parent)
+
+
+def default_rig_config() -> RigConfig:
+    """The shipped all-twin rig: runs anywhere, no hardware."""
+    ref = resources.files("uartlab.app") / "data" / DEFAULT_FILE
+    return parse_rig_config(ref.read_text(encoding="utf-8"), DEFAULT_FILE, None)

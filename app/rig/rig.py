@@ -1,0 +1,425 @@
+"""The rig at run time: drivers built from a RigConfig, one thread per device stream, all into one Hub.
+
+    with Rig(default_rig_config()) as rig:          # twin backends: a TwinRig on free ports, real drivers on it
+        sub = rig.hub.subscribe("me", {"daq"})
+        rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
+        rig.health(); rig.clock_sync()
+
+Streams ("actuators", "daq", "mocap") are declared once in uartlab.schema (``*_spec``) with units. Every sample
+carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
+timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
+ends; the other threads go on, and ``health()`` says which device failed.
+
+Clock sync (``ClockSync``), per device: each observation is (device clock in s, host time the sample
+reached us). host = offset + device + latency, latency >= 0, so the *smallest* host - device seen is the
+tightest bound. Observations are binned by device time (1 s bins, the last 120 kept) and each bin keeps
+its minimum-latency point: the lower envelope, free of scheduling and USB/network delays. A least-squares
+line host = a + b * device through those envelope points gives offset and drift (b - 1); until they span
+10 s the drift is taken as 0 (two close points would give a wild slope) and the offset is the envelope
+minimum. The estimate is published every 5 s as a "clock" Event and is in ``clock_sync()`` for the
+recorder. The twin's device clocks follow the plant clock, so a twin run at speed != 1 shows that as drift.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+from uartlab.app.rig.calibrations import RigCalibrations
+from uartlab.app.rig.clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
+from uartlab.app.rig.config import ConfigError, RigConfig
+from uartlab.app.rig.joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
+from uartlab.app.rig.joint_stream import JointStream
+from uartlab.drivers.interfaces import ActuatorSample
+from uartlab.drivers.joint_angles import JointAngleEstimator
+from uartlab.drivers.mocap import OptiTrackMocap
+from uartlab.drivers.mx64_bus import Mx64Bus
+from uartlab.drivers.mx64_link import ServoError
+from uartlab.drivers.sensors import Nano17, SeaForces
+from uartlab.drivers.usb6210 import Usb6210
+from uartlab.hub import Hub
+from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
+    SIX,
+    actuators_spec,
+    daq_spec,
+    joints_spec,
+    mocap_spec,
+    model_spec,
+    runner_spec,
+)
+from uartlab.sim import FingerParams
+from uartlab.streams import Record
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------ clock sync
+@dataclass
+class DeviceHealth:
+    device: str
+    state: str                  # "starting", "streaming", "failed", "stopped"
+    rate_hz: float              # samples per second over the last second
+    samples: int
+    errors: int
+    last_error: str
+    last_sample_age_s: float    # inf before the first sample
+
+
+class _Stream:
+    """A device thread's bookkeeping: state, counts, recent arrival times (for the rate), its clock sync."""
+
+    def __init__(self, rig: Rig, name: str, device: str, loop):
+        self.rig, self.name, self.device, self.loop = rig, name, device, loop
+        self.sync = ClockSync(name, rate=rig.time_scale)  # a twin's device clocks keep plant time
+        self.state, self.samples, self.errors, self.last_error = "starting", 0, 0, ""
+        self.last_host_s = -math.inf
+        self._recent: deque[tuple[float, int]] = deque()
+        self._next_sync_event_s = time.monotonic() + 5.0
+        self.thread = threading.Thread(target=self._run, name=f"rig-{name}", daemon=True)
+
+    def publish(self, record: Record, device_s: float | None, arrival_s: float) -> None:
+        self.rig.hub.publish(record)
+        self.state, self.samples, self.last_host_s = "streaming", self.samples + len(record), arrival_s
+        self._recent.append((arrival_s, len(record)))
+        while self._recent and self._recent[0][0] < arrival_s - 1.0:
+            self._recent.popleft()
+        if device_s is not None and math.isfinite(device_s):
+            self.sync.observe(device_s, arrival_s)
+        if arrival_s >= self._next_sync_event_s:  # every 5 s: few enough for the events table
+            self._next_sync_event_s = arrival_s + 5.0
+            e = self.sync.estimate()
+            self.rig.hub.event("clock", self.name, f"{self.device}: host - device = {e.offset_s:.6f} s, drift "
+                               f"{e.drift_ppm:+.1f} ppm over {e.span_s:.0f} s ({e.points} envelope points)")
+
+    def _run(self) -> None:
+        try:
+            self.loop(self)
+            self.state = "stopped"
+        except Exception as exc:  # any failure ends this device only; the others keep streaming
+            self.state, self.errors, self.last_error = "failed", self.errors + 1, f"{type(exc).__name__}: {exc}"
+            log.warning("%s stream failed: %s", self.name, self.last_error)
+            if not self.rig._stopping.is_set():
+                self.rig.hub.event("fault", self.name, f"{self.device} stream stopped: {self.last_error}")
+
+    def health(self, now_s: float) -> DeviceHealth:
+        recent = [n for t, n in list(self._recent) if t >= now_s - 1.0]
+        return DeviceHealth(self.device, self.state, float(sum(recent)), self.samples, self.errors,
+                            self.last_error, now_s - self.last_host_s)
+
+
+# ------------------------------------------------------------------ the rig
+class LockedActuators:
+    """The MX-64 driver with one lock around every bus call: the stream thread and a runner share the bus."""
+
+    def __init__(self, bus: Mx64Bus):
+        self.driver, self.lock = bus, threading.RLock()
+
+    def __getattr__(self, name: str):
+        attr = getattr(self.driver, name)
+        if not callable(attr):
+            return attr
+
+        def locked(*args, **kwargs):
+            with self.lock:
+                return attr(*args, **kwargs)
+        return locked
+
+
+class Rig:
+    def __init__(self, config: RigConfig, hub: Hub | None = None):
+        self.config, self.hub = config, hub or Hub()
+        self._twin = None
+        self.engine = None   # the one control loop moving the servos now (app/run/engine.py sets and clears it)
+        self.actuators: LockedActuators | None = None
+        self.daq: Usb6210 | None = None
+        self.mocap: OptiTrackMocap | None = None
+        self.sea_forces: SeaForces | None = None
+        self.nano17: Nano17 | None = None
+        self._streams: dict[str, _Stream] = {}
+        self.joints: JointStream | None = None
+        self._stopping = threading.Event()
+        self._tare_requested = threading.Event()
+        self.calibrations = RigCalibrations(config)
+
+    # ------------------------------------------------------------ life cycle
+    def start(self) -> Rig:
+        """Start the twin (if any backend is one), connect every device, then start one thread per stream."""
+        try:
+            if self.config.uses_twin:
+                self._start_twin()
+            self._open_devices()
+            for stream in self._streams.values():
+                stream.thread.start()
+            if self.joints is not None:
+                self.joints.start()
+        except BaseException:
+            self.stop()
+            raise
+        started = f"rig started from {self.config.source}: " + ", ".join(f"{s.device}" for s in self._streams.values())
+        self.hub.event("device", "rig", started)
+        log.info("%s", started)  # the event reaches no session yet (none has subscribed): the log has it
+        return self
+
+    def _start_twin(self) -> None:
+        from uartlab.drivers.twins.plant import PlantConfig
+        from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig
+
+        t, a = self.config.twin, self.config.actuators
+        plant = PlantConfig(pose=t.pose, surface_angle_deg=t.surface_angle_deg, perturbation=t.perturbation,
+                            seed=t.seed)
+        self._twin = TwinRig(TwinRigConfig(plant=plant, speed=t.speed, servo_ids=a.ids, dxl_protocol=a.protocol,
+                                           daq_device=self.config.daq.device)).start()
+
+    def _open_devices(self) -> None:
+        a, d, m = self.config.actuators, self.config.daq, self.config.mocap
+        twin = self._twin
+        bus = Mx64Bus(twin.bus.port if a.backend == "twin" else a.port, ids=a.ids, protocol=a.protocol,
+                      baud=a.baud, seas=list(a.seas), watchdog_ms=a.watchdog_ms,
+                      packet_timeout_ms=a.packet_timeout_ms or None)
+        bus.connect()
+        self.actuators = LockedActuators(bus)
+        self._streams["actuators"] = _Stream(self, "actuators", "MX-64 bus", self._actuator_loop)
+        self.hub.register(actuators_spec(a.poll_rate_hz))
+
+        self.sea_forces = SeaForces(self.calibrations.sea(twin.plant if twin is not None else None))
+        self.nano17 = Nano17(self.calibrations.ft()) if d.gauges else None
+        # Blocks of 50 ms of host time, as the driver's default at 1x: a twin at N x speed delivers N x the
+        # samples per second, and reading them in the 1x block size would take N x the RPCs.
+        scale = self.time_scale
+        self.daq = Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
+                           block_samples=max(1, round(d.rate_hz / 20 * scale)), buffer_s=2.0 * scale,
+                           grpc_options=self._grpc_options())
+        self.daq.start()
+        self._streams["daq"] = _Stream(self, "daq", self.daq.name, self._daq_loop)
+        self.hub.register(daq_spec(d.rate_hz))
+
+        server, port = (m.server, m.command_port) if m.backend == "real" else ("127.0.0.1", twin.motive.command_port)
+        self.mocap = OptiTrackMocap(server, port, m.data_port if m.backend == "real" else 0, m.multicast,
+                                    marker_set=m.marker_set, local=m.local if m.backend == "real" else "127.0.0.1")
+        self.mocap.connect()
+        self._streams["mocap"] = _Stream(self, "mocap", "OptiTrack", self._mocap_loop)
+        self.hub.register(mocap_spec(self.mocap.marker_names, self.mocap.rate_hz))
+        self.hub.register(joints_spec(min(self.mocap.rate_hz or DEFAULT_IK_RATE_HZ, DEFAULT_IK_RATE_HZ)))
+        estimator = self.joint_estimator()
+        if estimator is not None:
+            self.joints = JointStream(self.hub, estimator)
+        # Streams of the experiment that runs on this rig: declared now so any recording started before
+        # the experiment has their datasets (SWMR files cannot add them later).
+        self.hub.register(runner_spec())
+        self.hub.register(model_spec())
+
+    def joint_estimator(self) -> JointAngleEstimator | None:
+        """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
+        calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
+        if self.config.mocap.backend == "twin":
+            plant = self._twin.plant
+            return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
+                                                     plant.config.motive_origin_m)
+        return self.calibrations.mocap_estimator(self.mocap.marker_names)
+
+    def calibration_status(self) -> tuple[list[str], list[str]]:
+        """(missing, stale): one sentence each about the calibrations a run relies on (RigCalibrations)."""
+        return self.calibrations.status(uses_nano17=self.nano17 is not None)
+
+    def model_params(self, base: FingerParams | None = None) -> tuple[FingerParams, list[str]]:
+        """The model's parameters with this rig's stored moment arms and model values (RigCalibrations)."""
+        return self.calibrations.model_params(base)
+
+    @property
+    def time_scale(self) -> float:
+        """Protocol seconds per host second: the twin's speed on an all-twin rig, 1 wherever hardware is."""
+        speed = self.config.twin.speed
+        backends = {self.config.actuators.backend, self.config.daq.backend, self.config.mocap.backend}
+        if speed != 1.0 and backends != {"twin"}:
+            raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
+                              "(real hardware runs at 1x)")
+        return speed if backends == {"twin"} else 1.0
+
+    @property
+    def twin_plant(self):
+        """The twin's physics plant (None on hardware): its true values, for a calibration's truth column
+        and tests; never a source of measurements."""
+        return None if self._twin is None else self._twin.plant
+
+    @property
+    def places_finger_itself(self) -> bool:
+        """The twin's finger is set up by software; a real one by a person."""
+        return self._twin is not None and self.config.mocap.backend == "twin"
+
+    def place_finger(self, pose: str, surface_angle_deg: float | None) -> bool:
+        """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
+        if not self.places_finger_itself:
+            return False
+        self._twin.plant.place(pose, surface_angle_deg)
+        if self.joints is not None:
+            self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
+        where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
+        self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
+        return True
+
+    def _grpc_options(self):
+        d = self.config.daq
+        if d.backend == "twin":
+            return self._twin.daq.grpc_options("")
+        if not d.grpc_address:
+            return None
+        import grpc
+        import nidaqmx
+        return nidaqmx.GrpcSessionOptions(grpc.insecure_channel(d.grpc_address), "")
+
+    def motion(self, name: str, **limits):
+        """The engine for a procedure's moves (app/run/procedure.py), started: pre-flight, torque on holding,
+        the interlocks watching. ``limits``: ``max_travel_m`` (required), ``max_tendon_force_N``, ``streams``,
+        ``forces_required``, ``safe_action``. The caller closes it."""
+        from uartlab.app.run.procedure import ProcedureRun
+
+        run = ProcedureRun(self, name, **limits)
+        try:
+            return run.start()
+        except BaseException:
+            run.close()
+            raise
+
+    def stop(self) -> None:
+        """Stop the streams, torque off, close every device, then the twin. Safe to call twice."""
+        self._stopping.set()
+        if self.joints is not None:
+            self.joints.stop()
+        if self.daq is not None:
+            self.daq.stop()           # ends the DAQ thread's blocks() iterator
+        if self.mocap is not None:
+            self.mocap.close()        # ends the mocap thread's frames() iterator
+        for stream in self._streams.values():
+            if stream.thread.is_alive():
+                stream.thread.join(timeout=3)
+        if self.actuators is not None:
+            try:
+                self.actuators.close()    # torque off on all six, then the port closes
+            except Exception as exc:  # a dead bus must not keep the rest from closing
+                log.warning("actuators: close failed: %s", exc)
+        if self._twin is not None:
+            self._twin.stop()
+        for stream in self._streams.values():
+            if stream.state != "failed":
+                stream.state = "stopped"
+
+    def __enter__(self) -> Rig:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------ what the rig knows
+    def health(self) -> dict[str, DeviceHealth]:
+        now = time.monotonic()
+        return {name: s.health(now) for name, s in self._streams.items()}
+
+    def clock_sync(self) -> dict[str, ClockSync]:
+        """Each device's ClockSync (``estimate()``, ``to_host()``), for the recorder and for lining streams up."""
+        return {name: s.sync for name, s in self._streams.items()}
+
+    def tare_nano17(self, wait_s: float = 0.0) -> bool:
+        """Bias the Nano17 with the next DAQ block (the sensor must be unloaded). With ``wait_s``, wait
+        that long for it to be done; returns whether it was."""
+        self._tare_requested.set()
+        deadline = time.monotonic() + wait_s
+        while self._tare_requested.is_set() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._tare_requested.is_set()
+
+    # ------------------------------------------------------------ device threads
+    def _actuator_loop(self, stream: _Stream) -> None:
+        period_s = 1.0 / self.config.actuators.poll_rate_hz
+        unwrap = TickUnwrap()
+        due = time.monotonic()
+        while not self._stopping.is_set():
+            try:
+                sample: ActuatorSample = self.actuators.read()
+            except ServoError as exc:
+                if exc.sample is not None:  # the read that found the fault: its error bits are the evidence
+                    stream.publish(self._actuator_record(exc.sample), None, time.monotonic())
+                raise
+            arrival_s = time.monotonic()  # the tick was stamped during the transaction, before this
+            record = self._actuator_record(sample)
+            ticks = sample.device_tick_ms
+            stream.publish(record, unwrap(int(ticks[0])) if ticks is not None else None, arrival_s)
+            due += period_s
+            # Fixed-rate schedule; after a long stall restart it rather than burst to catch up.
+            due = max(due, time.monotonic() - period_s)
+            self._stopping.wait(max(0.0, due - time.monotonic()))
+
+    @staticmethod
+    def _actuator_record(sample: ActuatorSample) -> Record:
+        ticks = sample.device_tick_ms
+        tick = np.full(SIX, -1, dtype=np.int64) if ticks is None else np.asarray(ticks, dtype=np.int64)
+        return Record.single("actuators", sample.host_time_s, excursion_m=sample.excursion_m,
+                             velocity_m_per_s=sample.velocity_m_per_s, current_A=sample.current_A,
+                             moving=sample.moving, hardware_error=np.asarray(sample.hardware_error, np.int64),
+                             device_tick_ms=tick)
+
+    def _daq_loop(self, stream: _Stream) -> None:
+        cols = self.daq.columns
+        last_time: float | None = None
+        for block in self.daq.blocks(timeout_s=2.0):
+            n, v = len(block.volts), block.volts
+            if block.gap_before:
+                # The task was restarted: its sample clock began again, and the indices only carry on by the
+                # driver's estimate of the gap. A new clock epoch: fit the offset afresh.
+                stream.sync.reset()
+                self.hub.event("overflow", "daq", f"{block.gap_before} samples lost before index "
+                                                  f"{block.first_sample_index} (counted, not hidden)")
+            if self._tare_requested.is_set() and self.nano17 is not None:
+                self._tare_requested.clear()
+                self.hub.event("operator", "daq", f"Nano17 tared: bias {np.round(self.nano17.tare(block), 4)} V")
+            nan = np.full((n, 6), np.nan)
+            index = block.first_sample_index + np.arange(n, dtype=np.int64)
+            stream.sync.observe(index[-1] / block.rate_hz, block.host_time_s)
+            # Per-sample host times from the sample clock through the clock sync: evenly spaced, and free
+            # of the USB/RPC jitter that back-dating each block from its arrival would carry.
+            times = np.asarray(stream.sync.to_host(index / block.rate_hz), dtype=float)
+            if last_time is not None and times[0] <= last_time:
+                # The offset estimate moved earlier (a prompter block arrived): rather than step back, the
+                # samples catch up at half the sample spacing - monotonic, and back on the mapping within
+                # about a block (shifting the whole block would carry the old offset on forever).
+                spacing_s = 1.0 / (block.rate_hz * stream.sync.rate)
+                times = np.maximum(times, last_time + 0.5 * spacing_s * np.arange(1, n + 1))
+            last_time = times[-1]
+            record = Record("daq", times, {
+                "sample_index": index,
+                "read_host_time_s": np.full(n, block.host_time_s),
+                "pot_V": v[:, cols["pots"]],
+                "reference_V": v[:, cols["reference"][0]] if cols["reference"] else np.full(n, np.nan),
+                "gauge_V": v[:, cols["gauges"]] if cols["gauges"] else nan,
+                "tendon_force_N": self.sea_forces.forces(block),
+                "wrench": self.nano17.wrench(block) if self.nano17 is not None else nan,
+            })
+            stream.publish(record, None, block.host_time_s)  # observed above, before the mapping
+        if not self._stopping.is_set():
+            raise RuntimeError("the DAQ stopped delivering blocks")
+
+    def _mocap_loop(self, stream: _Stream) -> None:
+        client = self.mocap.client
+        stalled = False
+        while not self._stopping.is_set():
+            got = False
+            for rx in client.frames(timeout_s=0.5):
+                got = True
+                if stalled:
+                    stalled = False
+                    self.hub.event("device", "mocap", "OptiTrack frames are back")
+                sample = self.mocap.to_sample(rx)
+                ticks = rx.frame.camera_mid_exposure_ticks
+                record = Record.single("mocap", sample.host_time_s, frame_number=sample.frame_number,
+                                       motive_time_s=sample.device_time_s,
+                                       mid_exposure_ticks=-1 if ticks is None else int(ticks),
+                                       markers_m=sample.markers_m)
+                stream.publish(record, sample.device_time_s, sample.host_time_s)
+            if not got and not stalled and not self._stopping.is_set():
+                # Motive may come back (a network blip, Motive restarted): say so, keep listening.
+                stalled = True
+                self.hub.event("device", "mocap", "no OptiTrack frame for 0.5 s: is Motive streaming?")

@@ -1,0 +1,286 @@
+"""The engine: the one control loop that moves the servos, whatever is being run.
+
+    engine.start()             # pre-flight, torque on holding, arm, then one tick per control period
+    engine.pause(); engine.resume(); engine.abort("why"); engine.estop("why")
+    engine.wait(); engine.close()
+
+What runs is a runner with one interface (``arm``, ``tick(now, obs) -> Command``, ``pause``, ``resume``,
+``abort``, ``estop``, ``fault``, ``reset``, ``phase``): a suite's protocol runner (protocols/runner.py,
+driven by ``Experiment``) or the step runner of a procedure (protocols/steps.py, ``ProcedureRun``). Every
+tick (100 Hz by default): drain the hub (actuators, daq, mocap, joints, events) into the newest value of
+everything (``Latest``), build one Observation, ``runner.tick``, send the one command that comes back,
+publish one `runner` record (command, measurements, phase) so the file holds what the loop saw and did.
+The interlocks are the runner's, evaluated on every tick. The loop never blocks on anything but the bus:
+devices, IK, recording and the live model all run on their own threads behind bounded queues.
+
+Nothing else sends goals to the servos (tests/test_engine.py checks the source); the only other path to
+them is torque off, on the E-stop and on a failure the driver itself detects.
+
+Time: the runner counts protocol seconds, host seconds x ``rig.time_scale`` (1 on hardware; the twin's
+speed on an all-twin rig). Stream ages for the interlocks stay in host seconds: staleness is about delivery.
+
+Faults: an interlock trip, a device thread that died (its "fault" event), a command the bus refused, the
+recorder failing, or the E-stop - each latches FAULT with one sentence, recorded as a "trip" event with
+the window of the seconds before it; the servos then only get the safe action (hold, or torque off).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import deque
+
+import numpy as np
+from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
+from uartlab.drivers.interfaces import DeviceError
+from uartlab.hub import EVENTS
+from uartlab.protocols.interlocks import Observation
+from uartlab.protocols.runner import Action, Phase, RunnerEvent
+from uartlab.schema import RUNNER_STREAM
+from uartlab.streams import Record
+
+log = logging.getLogger(__name__)
+PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
+TERMINAL = (Phase.DONE, Phase.ABORTED, Phase.FAULT)
+TRIAL_PHASES = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
+
+
+class PreflightError(DeviceError):
+    """The rig is not ready for a run; ``problems`` lists every reason, one sentence each."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("rig", "not ready: " + "; ".join(problems))
+
+
+class Engine:
+    """The control loop over ``runner`` on ``rig``; ``streams``: the stale-stream interlocks it watches
+    (default: every stream rig.toml [interlocks] names that this rig has)."""
+
+    def __init__(self, rig, runner, *, control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ,
+                 settle_window_s: float = 1.0, streams: tuple[str, ...] | None = None):
+        self.rig, self.runner = rig, runner
+        self.control_rate_hz = control_rate_hz
+        self.time_scale = rig.time_scale
+        nano17 = rig.nano17
+        self.latest = Latest(settle_window_s, nano17 is not None, None if nano17 is None else nano17.cal.saturated)
+        self._lock = threading.RLock()
+        self._ticked = threading.Condition(self._lock)
+        self._sub = rig.hub.subscribe("engine", {*WATCHED_STREAMS, EVENTS}, maxsize=8192)
+        self._stop = threading.Event()
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="engine-control", daemon=True)
+        self._t0_host = time.monotonic()
+        self._last_sent: np.ndarray | None = None
+        self.start_m: np.ndarray | None = None     # the excursions when the run started
+        self._torque_off_sent = False
+        self._recent: deque[Record] = deque()
+        self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
+        self._message = ""
+
+    @staticmethod
+    def stream_ages(rig, streams: tuple[str, ...] | None = None) -> dict[str, float]:
+        """The stale-stream limits of rig.toml [interlocks] for the streams this rig has (or ``streams``)."""
+        ages = dict(rig.config.interlocks.max_stream_age_s)
+        if rig.joints is None:
+            ages.pop("joints", None)
+        return ages if streams is None else {s: ages[s] for s in streams if s in ages}
+
+    @property
+    def _streams(self) -> tuple[str, ...]:
+        return tuple(self.runner.interlocks.limits.max_stream_age_s)
+
+    # ------------------------------------------------------------ operator
+    def start(self, preflight_timeout_s: float = 5.0):
+        """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
+        while another engine moves this rig's servos: one loop commands them at a time."""
+        other = getattr(self.rig, "engine", None)
+        if other is not None and other is not self:
+            raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
+        self.preflight(preflight_timeout_s)
+        self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
+        self._before_arm()
+        with self._lock:
+            self.rig.engine = self
+            self.rig.actuators.enable()
+            self._t0_host = time.monotonic()
+            self.latest.slope.clear()  # its samples were timed from the old origin
+            self.runner.arm(self._protocol_now())
+        self._thread.start()
+        return self
+
+    def _before_arm(self) -> None:
+        """What a kind of run does after pre-flight, before the servos are enabled."""
+
+    def preflight(self, timeout_s: float = 5.0) -> None:
+        """Every watched device streaming and nothing failed - or PreflightError."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self._drain()
+            problems = self._preflight_problems()
+            if not problems or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if problems:
+            raise PreflightError(problems)
+
+    def _preflight_problems(self) -> list[str]:
+        rig, latest, now = self.rig, self.latest, time.monotonic()
+        problems = [f"{h.device} {h.state}: {h.last_error}" for h in rig.health().values() if h.state == "failed"]
+        problems += [f"no {s} data for {now - latest.host_time_s.get(s, -math.inf):.3g} s"
+                     for s in self._streams if now - latest.host_time_s.get(s, -math.inf) > 1.0]
+        if latest.faults:
+            problems.append(latest.faults[-1])
+        return problems
+
+    def pause(self) -> None:
+        with self._lock:
+            self.runner.pause(self._protocol_now())
+
+    def resume(self) -> None:
+        with self._lock:
+            self.runner.resume(self._protocol_now())
+
+    def abort(self, why: str = "operator abort") -> None:
+        with self._lock:
+            self.runner.abort(self._protocol_now(), why)
+            self._ticked.notify_all()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.runner.reset(self._protocol_now())
+            self._finished.clear()
+
+    def estop(self, why: str = "E-stop") -> None:
+        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more)."""
+        with self._lock:
+            self.runner.estop(self._protocol_now(), why)
+            self.rig.hub.event("estop", "operator", why)
+            self._torque_off()
+            self._ticked.notify_all()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """True once the run is DONE, ABORTED or FAULT."""
+        return self._finished.wait(timeout_s)
+
+    def close(self) -> None:
+        """Stop the control loop (the servos keep their last goal or stay off)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=3)
+        self._sub.close()
+        if getattr(self.rig, "engine", None) is self:
+            self.rig.engine = None
+
+    def describe(self) -> str:
+        """What this engine runs, for messages ("suite 'free_motion'", "procedure 'sea'")."""
+        name = getattr(self.runner, "name", None) or getattr(getattr(self.runner, "suite", None), "name", "?")
+        return f"the run {name!r}"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ the loop
+    def _run(self) -> None:
+        period_s = 1.0 / self.control_rate_hz
+        due = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self._tick()
+            except Exception as exc:  # a bug or a dead bus must not leave the servos moving
+                log.exception("control tick failed")
+                with self._lock:
+                    self.runner.fault(self._protocol_now(), "device", "control loop",
+                                      f"control loop error: {type(exc).__name__}: {exc}")
+                    self._torque_off()
+                    self._ticked.notify_all()
+            due += period_s
+            due = max(due, time.monotonic() - period_s)  # after a stall, do not burst to catch up
+            self._stop.wait(max(0.0, due - time.monotonic()))
+
+    def _tick(self) -> None:
+        with self._lock:
+            self._drain()
+            self._before_tick()
+            now = time.monotonic()
+            obs = self.latest.observation(now, self._streams)
+            command = self.runner.tick(self._protocol_now(now), obs)
+            sent = self._send(command)
+            self._publish(now, obs, sent)
+            if self.runner.phase in TERMINAL:
+                self._finished.set()
+            self._ticked.notify_all()
+
+    def _before_tick(self) -> None:
+        """What a kind of run checks on every tick before the runner's interlocks (its recording)."""
+
+    def _drain(self) -> None:
+        for item in self._sub.drain():
+            self.latest.update(item, self._protocol_now)
+
+    def _send(self, command) -> np.ndarray:
+        """Send the runner's command; returns what was commanded (NaN: nothing)."""
+        if command.action is Action.TORQUE_OFF:
+            self._torque_off()
+            return np.full(6, np.nan)
+        if command.action is Action.IDLE or self._torque_off_sent:
+            return np.full(6, np.nan)
+        x = command.excursion_m
+        if command.action is Action.HOLD and self._last_sent is not None and np.array_equal(x, self._last_sent):
+            return x  # the servos hold their goal; no need to say it again
+        try:
+            self.rig.actuators.command(x)
+            self._last_sent = x.copy()
+        except (DeviceError, ValueError) as exc:  # the driver has already torqued off on a servo fault
+            self.runner.fault(self._protocol_now(), "device", "actuators", f"command refused: {exc}")
+            self._torque_off()
+            return np.full(6, np.nan)
+        return x
+
+    def _torque_off(self) -> None:
+        if self._torque_off_sent:
+            return
+        self._torque_off_sent = True
+        try:
+            self.rig.actuators.stop(torque_off=True)
+        except Exception as exc:  # the bus may be the fault; the driver's own fault path already tried
+            self.rig.hub.event("fault", "engine", f"torque off failed: {exc}")
+
+    def _trial_index(self) -> int:
+        return self.runner.index if self.runner.phase in TRIAL_PHASES else -1
+
+    def _publish(self, now: float, obs: Observation, command: np.ndarray) -> None:
+        r, latest = self.runner, self.latest
+        record = Record.single(RUNNER_STREAM, now, phase=PHASES.index(r.phase), trial_index=self._trial_index(),
+                               command_m=command, excursion_m=obs.excursion_m, tendon_force_N=obs.tendon_force_N,
+                               joint_angles_rad=latest.angles_rad, joint_speed_deg_s=obs.joint_speed_deg_s,
+                               wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N,
+                               hardware_error=np.asarray(obs.hardware_error, dtype=np.int64),
+                               stream_age_s=[now - latest.host_time_s.get(s, -math.inf) for s in WATCHED_STREAMS])
+        self.rig.hub.publish(record)
+        self._recent.append(record)
+        while self._recent and self._recent[0].host_time_s[0] < now - PRE_TRIP_S:
+            self._recent.popleft()
+
+    # ------------------------------------------------------------ runner events -> hub
+    def _on_runner_event(self, event: RunnerEvent) -> None:
+        now = time.monotonic()
+        phase = self.runner.phase
+        self._message = event.message
+        self.rig.hub.event("phase", "runner", event.message, now)
+        self._on_phase(phase, now)
+        if phase is Phase.FAULT:
+            self.trip_snapshot = Record.concatenate(list(self._recent)) if self._recent else None
+            self.rig.hub.event("trip", "interlocks", f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
+                                                     f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
+
+    def _on_phase(self, phase: Phase, now: float) -> None:
+        """What a kind of run does when the runner enters ``phase`` (before a trip is recorded)."""
+
+    def _protocol_now(self, host_s: float | None = None) -> float:
+        return ((time.monotonic() if host_s is None else host_s) - self._t0_host) * self.time_scale

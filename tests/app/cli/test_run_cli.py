@@ -1,0 +1,125 @@
+"""`uartlab run` / `uartlab demo` as an operator uses them: the twin rig, a file, a summary, an exit status."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import short_suite_toml
+from uartlab.app.cli.main import main
+from uartlab.app.record.player import SessionFile
+
+pytestmark = pytest.mark.realtime
+
+SUITE = short_suite_toml()
+
+
+def twin_rig_with_a_store(tmp_path: Path) -> Path:
+    """The twin rig.toml with a calibration store: SEA fits, a Nano17 tare, an identified Coulomb coefficient."""
+    from importlib import resources
+
+    from uartlab.app.procedures.on_twin import run_nano17, run_sea
+    from uartlab.calibration.store import CalibrationRecord, CalibrationStore
+
+    store = CalibrationStore(tmp_path / "calibrations")
+    values, residuals, _, _ = run_sea(seed=0, perturbation=0.0)   # the twin rig's own plant
+    store.save(CalibrationRecord("sea", values, residuals))
+    values, residuals, _, _ = run_nano17(seed=0)
+    store.save(CalibrationRecord("nano17", values, residuals))
+    store.save(CalibrationRecord("model", {"fitted": {"coulomb": 0.02}}, {}))
+    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+    rig = tmp_path / "rig.toml"
+    rig.write_text(text.replace('store = ""', 'store = "calibrations"'), encoding="utf-8")
+    return rig
+
+
+def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
+    suite = tmp_path / "short.toml"
+    suite.write_text(SUITE, encoding="utf-8")
+    rig = twin_rig_with_a_store(tmp_path)
+    assert main(["run", str(suite), "--rig", str(rig), "--out", str(tmp_path), "--speed", "2",
+                 "--operator", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "suite 'short'" in out and ": DONE" in out and "1 of 1 trials run" in out
+    row = next(line for line in out.splitlines() if line.startswith("ED "))
+    assert "settled" in row
+    (path,) = tmp_path.glob("session_*_short.h5")
+    assert f"session file: {path}" in out
+    with SessionFile(path) as f:
+        assert f.complete and f.protocol_texts() == {"short.toml": SUITE}
+        assert [(t["name"], t["outcome"]) for t in f.trials()] == [("ED", "settled")]
+        assert f.length("model") > 0                      # the live model ran beside it ...
+        said = [e.message for e in f.events() if e.kind == "calibration"]
+        assert any("live model uses model (coulomb)" in m for m in said), said  # ... with the store's values
+    assert_compare_takes_the_sessions_calibrations(path, tmp_path)
+
+
+def assert_compare_takes_the_sessions_calibrations(path: Path, tmp_path: Path) -> None:
+    """`uartlab compare` without --params re-simulates with what the live model ran with: the calibrations
+    embedded in the file; two sessions recorded under different ones are not one parameter set."""
+    import shutil
+
+    import h5py
+    from uartlab.app.cli.compare import load_param_sets
+    from uartlab.app.compare.measured import CompareError
+    from uartlab.calibration import model_fit
+
+    (calibrated,) = load_param_sets(None, None, [str(path)])
+    assert calibrated.label == "calibrated" and "model (coulomb)" in calibrated.source
+    assert model_fit.get_param(calibrated.finger.params, "coulomb") == pytest.approx(0.02)
+    other = tmp_path / "other.h5"
+    shutil.copy(path, other)
+    with h5py.File(other, "r+") as f:
+        group = f["config/calibration/calibrations/model"]
+        (name,) = list(group)
+        text = group[name][()].decode("utf-8").replace("coulomb = 0.02", "coulomb = 0.03")
+        del group[name]
+        group[name] = text
+    with pytest.raises(CompareError, match=f"{other} was recorded with another model calibration"):
+        load_param_sets(None, None, [str(path), str(other)])
+
+
+def test_bad_input_is_one_line_and_nothing_moves(tmp_path, capsys):
+    assert main(["run", "free_motion", "--trial", "free/XYZ", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no trial named 'free/XYZ'" in err and "Traceback" not in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SUITE.replace('"ED"', '"EDX"', 1).replace('tendon = "ED"', 'tendon = "EDX"'), encoding="utf-8")
+    assert main(["run", str(bad), "--out", str(tmp_path)]) == 2
+    assert "bad.toml:" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.h5"))
+
+
+@pytest.mark.slow
+def test_ctrl_c_is_the_estop_torque_off_and_a_clean_file(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "uartlab.app.cli", "run", "free_motion", "--repeats", "1", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    for line in proc.stdout:                      # the log lines of a non-TTY run, one per runner event
+        lines.append(line)
+        if "ACTUATE" in line or time.monotonic() > deadline:
+            break
+    time.sleep(0.5)                               # mid-pull
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    text = "".join(lines) + out
+    assert proc.returncode == 130, text
+    assert "E-stop: Ctrl-C at the console" in text and ": FAULT" in text
+    (path,) = Path(tmp_path).glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete
+        kinds = [e.kind for e in f.events()]
+        assert "estop" in kinds and "trip" in kinds
+        assert f.trials()[-1]["outcome"].startswith("fault: E-stop")
+        # After the E-stop the runner commanded nothing (NaN): torque off, no motion command follows.
+        runner = f.read("runner")
+        t_stop = next(e.host_time_s for e in f.events() if e.kind == "estop")
+        after = runner.data["command_m"][runner.host_time_s > t_stop]
+        assert after.size and (after != after).all()

@@ -1,0 +1,66 @@
+"""The GUI's ring buffers: fixed memory, newest data in order, peaks kept through decimation."""
+
+from __future__ import annotations
+
+import numpy as np
+from uartlab.app.gui.buffers import Channel, LiveData, Ring
+from uartlab.schema import DAQ, daq_spec
+from uartlab.streams import Record
+
+
+def test_undecimated_ring_keeps_the_newest_samples_in_order_across_wraps():
+    ring = Ring(2, rate_hz=50.0, window_s=1.0, bins_per_s=60.0)
+    assert ring.factor == 1
+    t = np.arange(1000) / 50.0
+    y = np.stack([t, -t], axis=1)
+    for i in range(0, 1000, 7):  # odd block size: wraps land mid-block
+        ring.extend(t[i:i + 7], y[i:i + 7])
+    tv, yv = ring.view()
+    assert tv.size == ring.capacity
+    np.testing.assert_array_equal(tv, t[-ring.capacity:])
+    np.testing.assert_array_equal(yv[1], -t[-ring.capacity:])
+
+
+def test_decimation_keeps_a_one_sample_spike_and_the_window():
+    rate = 19200.0
+    ring = Ring(1, rate_hz=rate, window_s=10.0, bins_per_s=60.0)
+    assert ring.factor == 320
+    n = int(12 * rate)
+    t = np.arange(n) / rate
+    y = np.zeros(n)
+    y[n - 12345] = 7.5          # one sample, well inside the last 10 s
+    for i in range(0, n, 96):   # 5 ms DAQ blocks
+        ring.extend(t[i:i + 96], y[i:i + 96, None])
+    tv, yv = ring.view()
+    assert yv.max() == 7.5
+    assert tv[-1] >= t[-1] - 320 / rate and tv[0] <= t[-1] - 10.0  # the whole window is there
+    assert np.all(np.diff(tv) >= 0)
+    assert tv.size <= ring.capacity <= 2 * 60 * 10 * 1.25 + 16
+
+
+def test_memory_is_fixed_however_long_it_streams():
+    ring = Ring(6, rate_hz=1000.0)
+    before = ring.nbytes
+    block = np.ones((1000, 6))
+    for k in range(600):  # ten minutes
+        ring.extend(k + np.arange(1000) / 1000.0, block)
+    assert ring.nbytes == before
+
+
+def test_live_data_takes_wanted_columns_and_clears_on_a_jump_back():
+    spec = daq_spec(100.0)   # the real declaration: the window keeps wrench columns, not the pots
+
+    def block(t0: float, w: np.ndarray) -> Record:
+        data = {f.name: np.zeros((10, *f.shape), f.dtype) for f in spec.fields}
+        return Record(DAQ.stream, t0 + np.arange(10) / 100.0, {**data, DAQ.wrench: w})
+
+    data = LiveData([Channel(DAQ.stream, DAQ.wrench, (0, 1, 2))])
+    data.set_specs({DAQ.stream: spec})
+    w = np.arange(60.0).reshape(10, 6)
+    data.add(block(100.0, w))
+    ring = data.get(DAQ.stream, DAQ.wrench)
+    assert ring.width == 3 and data.get(DAQ.stream, DAQ.pot_V) is None
+    np.testing.assert_array_equal(data.latest(DAQ.stream, DAQ.wrench), w[-1, :3])
+    data.add(block(50.0, w))  # a seek back
+    t, _ = ring.view()
+    assert t.min() >= 50 and t.max() < 51 and data.now_s < 51

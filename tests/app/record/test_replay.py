@@ -1,0 +1,152 @@
+"""Replay: the file comes back sample for sample, paced at 1x/Nx/max, with seek, loop and a live file."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+import numpy as np
+import pytest
+from uartlab.app.cli import replay as replay_cli
+from uartlab.app.record.player import ReplayRig, SessionFile
+from uartlab.app.record.writer import SessionRecorder
+from uartlab.streams import FieldSpec, Record, StreamSpec
+
+DAQ = StreamSpec("daq", "twin", (FieldSpec("volts", "f8", (13,), "V"), FieldSpec("sample_index", "i8")), 2000.0,
+                 "sample_index")
+ACT = StreamSpec("actuators", "twin", (FieldSpec("excursion_m", "f8", (6,), "m"),), 200.0)
+MOCAP = StreamSpec("mocap", "twin", (FieldSpec("markers_m", "f4", (12, 3), "m"),), 240.0)
+SECONDS = 0.5
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    """0.5 s of three streams at their rates, starting at host time 50 s."""
+    path = tmp_path_factory.mktemp("replay") / "s.h5"
+    rng = np.random.default_rng(3)
+    written = {}
+    with SessionRecorder(path, {"operator": "t"}, flush_interval_s=0.1) as rec:
+        for spec in (DAQ, ACT, MOCAP):
+            rec.add_stream(spec)  # every stream before the first write: SWMR cannot add datasets later
+        for spec in (DAQ, ACT, MOCAP):
+            n = int(SECONDS * spec.nominal_rate_hz)
+            t = 50.0 + np.arange(n) / spec.nominal_rate_hz
+            data = {f.name: rng.normal(size=(n, *f.shape)).astype(f.dtype) for f in spec.fields}
+            written[spec.name] = Record(spec.name, t, data)
+            for i in range(0, n, 10):  # in blocks, as a driver would hand them over
+                rec.write(Record(spec.name, t[i:i + 10], {k: v[i:i + 10] for k, v in data.items()}))
+    return path, written
+
+
+def collect(rig: ReplayRig) -> dict[str, Record]:
+    got: dict[str, list[Record]] = {}
+    for r in rig.records():
+        got.setdefault(r.stream, []).append(r)
+    return {k: Record.concatenate(v) for k, v in got.items()}
+
+
+def test_round_trip_same_samples_and_host_times(session):
+    path, written = session
+    got = collect(ReplayRig(path, speed="max"))
+    assert set(got) == set(written)
+    for name, want in written.items():
+        np.testing.assert_array_equal(got[name].host_time_s, want.host_time_s)
+        for k, v in want.data.items():
+            np.testing.assert_array_equal(got[name].data[k], v)
+
+
+def test_records_arrive_in_host_time_order_across_streams(session):
+    path, _ = session
+    last_window_end = -np.inf
+    for r in ReplayRig(path, speed=100.0, window_s=0.01).records():  # "max" reads 1 s windows
+        assert r.host_time_s[0] >= last_window_end - 0.01 - 1e-9
+        last_window_end = max(last_window_end, r.host_time_s[-1])
+
+
+@pytest.mark.parametrize("speed", [1.0, 5.0])
+def test_speed_paces_replay(session, speed):
+    path, _ = session
+    t0 = time.monotonic()
+    collect(ReplayRig(path, speed=speed))
+    wall_s = time.monotonic() - t0
+    assert SECONDS / speed * 0.9 <= wall_s <= SECONDS / speed + 0.5   # + opening the file on a busy machine
+
+
+def test_max_is_fast(session):
+    path, _ = session
+    t0 = time.monotonic()
+    collect(ReplayRig(path, speed="max"))
+    assert time.monotonic() - t0 < SECONDS / 5
+
+
+def test_seek_skips_ahead(session):
+    path, written = session
+    rig = ReplayRig(path, speed="max")
+    rig.seek(50.3)
+    got = collect(rig)
+    assert got["daq"].host_time_s[0] == pytest.approx(50.3, abs=1e-9)
+    np.testing.assert_array_equal(got["daq"].host_time_s, written["daq"].host_time_s[600:])
+
+
+def test_loop_starts_over_and_subscribers_get_records(session):
+    path, written = session
+    rig = ReplayRig(path, speed="max", loop=True)
+    seen: list[Record] = []
+    rig.subscribe(seen.append)
+    rig.start()
+    deadline = time.monotonic() + 5
+    while sum(len(r) for r in seen if r.stream == "daq") < 3 * len(written["daq"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    rig.stop()
+    assert sum(len(r) for r in seen if r.stream == "daq") >= 3 * len(written["daq"])  # looped at least twice
+
+
+def test_session_file_trial_and_stream_specs(session):
+    path, _ = session
+    with SessionFile(path) as sf:
+        assert sf.streams["daq"] == DAQ and sf.streams["mocap"] == MOCAP
+        assert sf.complete and sf.trials() == [] and sf.events() == []
+
+
+def test_reads_a_file_while_it_is_written(tmp_path):
+    path = tmp_path / "live.h5"
+    rec = SessionRecorder(path, {}, flush_interval_s=0.05)
+    rec.add_stream(ACT)
+    rec.start()
+    rec.flush()
+    stop = threading.Event()
+
+    def produce():
+        i = 0
+        while not stop.is_set():
+            rec.write(Record("actuators", np.array([float(i)]), {"excursion_m": np.full((1, 6), float(i))}))
+            i += 1
+            time.sleep(0.002)
+
+    th = threading.Thread(target=produce)
+    th.start()
+    try:
+        with SessionFile(path) as sf:
+            assert not sf.complete
+            lengths = []
+            for _ in range(5):
+                time.sleep(0.1)
+                sf.refresh()
+                lengths.append(sf.length("actuators"))
+            rec_now = sf.read("actuators")
+            np.testing.assert_array_equal(rec_now.data["excursion_m"][:, 0], np.arange(len(rec_now)))
+    finally:
+        stop.set()
+        th.join()
+        rec.close()
+    assert lengths == sorted(lengths) and lengths[-1] > lengths[0] > 0
+
+
+def test_replay_cli_prints_a_summary(session, capsys):
+    path, written = session
+    assert replay_cli.main(argparse.Namespace(file=str(path), speed="max", loop=False, json=False)) == 0
+    out = capsys.readouterr().out
+    assert f"daq {len(written['daq'])}" in out and "complete" in out
+    with pytest.raises(ValueError, match="speed"):
+        replay_cli.parse_speed("-2")

@@ -1,0 +1,97 @@
+"""rig.toml: the shipped twin config loads; every bad file is refused with file:line: key: reason."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import pytest
+from uartlab.app.rig.config import default_rig_config, load_rig_config
+from uartlab.drivers.interfaces import ConfigError
+
+DEFAULT = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
+
+
+def test_the_default_config_is_all_twin_and_loads():
+    cfg = default_rig_config()
+    assert cfg.uses_twin and cfg.actuators.backend == cfg.daq.backend == cfg.mocap.backend == "twin"
+    assert cfg.actuators.ids == (1, 2, 3, 4, 5, 6) and cfg.actuators.protocol == 2.0
+    assert cfg.daq.rate_hz == 1000.0 and cfg.sea.calibrations is None and cfg.nano17.calibration_file is None
+    assert [g.spool_radius_m for g in cfg.actuators.seas] == [0.020] * 6
+
+
+def test_per_tendon_geometry_calibrations_and_a_relative_cal_file(tmp_path):
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "FT1.cal").write_text("<x/>")
+    sea = "\n".join(f"[sea.{t}]\nv0_V = 1.0\ngain_N_per_V = {7 + i}.0" for i, t in
+                    enumerate(["FDP", "FDS", "ED", "DI", "PI", "LUM"]))
+    text = (DEFAULT.replace('calibration = "from_twin"', "")
+            .replace('calibration_file = "from_twin"', 'calibration_file = "cal/FT1.cal"')
+            + "\n[actuators.ED]\ndirection = -1\nspool_radius_mm = 15.0\n" + sea)
+    path = tmp_path / "rig.toml"
+    path.write_text(text)
+    cfg = load_rig_config(path)
+    assert cfg.actuators.seas[2].direction == -1 and cfg.actuators.seas[2].spool_radius_m == 0.015
+    assert cfg.actuators.seas[0].direction == 1
+    assert [c.gain_N_per_V for c in cfg.sea.calibrations] == [7.0, 8.0, 9.0, 10.0, 11.0, 12.0]
+    assert cfg.nano17.calibration_file == tmp_path / "cal" / "FT1.cal"
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+BAD = [  # (what to replace, with what, key, reason pattern, line marker)
+    ("[twin]", "[twins]", "twins", "unknown section", "[twins]"),
+    ('marker_set = "uart_finger"', 'marker_set = "uart_finger"\nmarkerset = "x"', "mocap.markerset", "unknown key",
+     "markerset ="),
+    ("baud = 1000000", 'baud = "fast"', "actuators.baud", "expected an integer, got str", "baud ="),
+    ("rate_hz = 1000.0", "rate_hz = true", "daq.rate_hz", "expected a number, got bool", "rate_hz = true"),
+    ("ids = [1, 2, 3, 4, 5, 6]", "ids = [1, 2, 3, 4, 5, 1]", "actuators.ids", r"duplicate servo IDs \[1\]", "ids ="),
+    ("ids = [1, 2, 3, 4, 5, 6]", "ids = [1, 2, 3, 4, 5, 253]", "actuators.ids", "0..252", "ids ="),
+    ("ids = [1, 2, 3, 4, 5, 6]", "ids = [1, 2, 3]", "actuators.ids", "expected 6 integer IDs", "ids ="),
+    ('calibration_file = "from_twin"', 'calibration_file = "missing.cal"', "nano17.calibration_file",
+     "no such file .*missing.cal", "calibration_file ="),
+    ('[daq]\nbackend = "twin"', '[daq]\nbackend = "simulated"', "daq.backend", "unknown value 'simulated'",
+     'backend = "simulated"'),
+    ('gauges = "ai8:13"', 'gauges = "ai12:17"', "daq.gauges", "ai16 does not exist", "gauges ="),
+    ('reference = "ai6"', 'reference = "ai5"', "daq.reference", "ai5 is already used by daq.pots", "reference ="),
+    ("protocol = 2.0", "protocol = 3.0", "actuators.protocol", "1.0 or 2.0", "protocol ="),
+    ('pose = "Flex"', 'pose = "Fist"', "twin.pose", "unknown value 'Fist'", "pose ="),
+    ("speed = 1.0", "speed = 0", "twin.speed", "> 0", "speed ="),
+    ("direction = 1 ", "direction = 0 ", "actuators.direction", r"\+1 or -1", "direction ="),
+    ('[daq]\nbackend = "twin"', '[daq]\nbackend = "real"', "sea.calibration", "needs daq.backend = 'twin'",
+     'calibration = "from_twin"'),
+    ("daq_max_age_s = 1.0", "daq_max_age_s = -1", "interlocks.daq_max_age_s", "> 0", "daq_max_age_s ="),
+    ("daq_max_age_s = 1.0", "daq_max_age = 1.0", "interlocks.daq_max_age", "unknown key", "daq_max_age ="),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "key", "reason", "marker"), BAD, ids=[b[2] + ":" + b[3][:20] for b in BAD])
+def test_a_bad_config_is_one_error_with_file_line_key_and_reason(tmp_path, old, new, key, reason, marker):
+    assert old in DEFAULT, old
+    text = DEFAULT.replace(old, new, 1)
+    path = tmp_path / "rig.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_rig_config(path)
+    message = str(err.value)
+    assert re.match(rf"{re.escape(str(path))}:{_line(text, marker)}: {re.escape(key)}: .*{reason}", message), message
+
+
+def test_unreadable_and_invalid_toml_name_the_file(tmp_path):
+    with pytest.raises(ConfigError, match="nothing.toml: cannot read"):
+        load_rig_config(tmp_path / "nothing.toml")
+    (tmp_path / "rig.toml").write_text("[daq\n")
+    with pytest.raises(ConfigError, match="rig.toml:1: not valid TOML"):
+        load_rig_config(tmp_path / "rig.toml")
+
+
+def test_interlock_limits_default_to_the_hardwares_and_the_twin_allows_for_a_busy_cpu(tmp_path):
+    assert default_rig_config().interlocks.max_stream_age_s == {"actuators": 1.0, "daq": 1.0, "mocap": 1.0,
+                                                                "joints": 1.0}
+    start = DEFAULT.index("[interlocks]")
+    path = tmp_path / "rig.toml"
+    path.write_text(DEFAULT[:start] + "[interlocks]\nmocap_max_age_s = 0.1\n")
+    assert load_rig_config(path).interlocks.max_stream_age_s == {"actuators": 0.25, "daq": 0.25, "mocap": 0.1,
+                                                                 "joints": 0.5}

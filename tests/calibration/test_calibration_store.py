@@ -1,0 +1,82 @@
+"""The calibration store: versioned files, the current set, staleness, session texts."""
+
+import datetime as dt
+
+import pytest
+from uartlab.calibration.errors import CalibrationError
+from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance, current_calibration_texts
+
+
+def _record(kind="sea", when=None, gain=6.5):
+    prov = Provenance(operator="ana", rig="twin", method="hanging weights",
+                      created_utc=when or dt.datetime(2026, 12, 2, 10, 0, tzinfo=dt.UTC))
+    return CalibrationRecord(kind, {"FDP": {"v0_V": 1.0, "gain_N_per_V": gain}}, {"FDP": {"rms_N": 0.01}}, prov)
+
+
+def test_round_trip_versions_and_current(tmp_path):
+    store = CalibrationStore(tmp_path)
+    first = store.save(_record(gain=6.5))
+    second = store.save(_record(gain=6.6))
+    assert first.name == "2026-12-02_1.toml" and second.name == "2026-12-02_2.toml"
+    assert first.read_text() != second.read_text()  # never overwritten
+    current = store.current("sea")
+    assert current.values["FDP"]["gain_N_per_V"] == 6.6
+    assert current.provenance.operator == "ana" and current.provenance.method == "hanging weights"
+    assert current.residuals["FDP"]["rms_N"] == 0.01
+    assert [p.name for p in store.history("sea")] == ["2026-12-02_1.toml", "2026-12-02_2.toml"]
+    store.set_current("sea", first)  # roll back to the older one
+    assert store.current("sea").values["FDP"]["gain_N_per_V"] == 6.5
+
+
+def test_staleness_warns_missing_and_old(tmp_path):
+    store = CalibrationStore(tmp_path)
+    store.save(_record("sea", dt.datetime(2026, 10, 1, tzinfo=dt.UTC)))
+    store.save(_record("mocap", dt.datetime(2026, 12, 2, 9, 0, tzinfo=dt.UTC)))
+    now = dt.datetime(2026, 12, 2, 12, 0, tzinfo=dt.UTC)
+    warnings = store.stale_warnings(("sea", "mocap", "nano17"), now=now)
+    assert any(w.startswith("sea:") and "62.5 days old" in w for w in warnings)
+    assert any(w.startswith("nano17:") and "no current calibration" in w for w in warnings)
+    assert not any(w.startswith("mocap:") for w in warnings)
+    assert store.stale_warnings(("sea",), now=now, max_age={"sea": dt.timedelta(days=90)}) == []
+
+
+def test_session_texts_embed_the_current_set(tmp_path):
+    store = CalibrationStore(tmp_path)
+    path = store.save(_record())
+    texts = current_calibration_texts(tmp_path)
+    assert texts == {"calibrations/sea/2026-12-02_1.toml": path.read_text()}
+    assert current_calibration_texts(tmp_path / "absent") == {}
+
+
+def test_bad_file_is_one_clear_error(tmp_path):
+    bad = tmp_path / "sea" / "2026-12-02_1.toml"
+    bad.parent.mkdir()
+    bad.write_text('schema = "uartlab.calibration/1"\nkind = "sea"\n')
+    with pytest.raises(CalibrationError, match=r"2026-12-02_1.toml: provenance.created_utc"):
+        CalibrationStore(tmp_path).set_current("sea", bad)
+
+
+@pytest.mark.parametrize("pointer", ["../outside.toml", "/etc/passwd", "sea/../../outside.toml"])
+def test_current_entries_resolve_inside_the_store(tmp_path, pointer):
+    store_root = tmp_path / "store"
+    store = CalibrationStore(store_root)
+    store.save(_record())
+    (tmp_path / "outside.toml").write_text(_record(gain=99.0).to_toml())
+    (store_root / "current.toml").write_text(f'schema = "uartlab.calibration/1"\n[current]\nsea = "{pointer}"\n')
+    with pytest.raises(CalibrationError, match=r"current.toml:3: current.sea: .* is outside the store"):
+        store.current("sea")
+    with pytest.raises(CalibrationError, match="outside the store"):
+        current_calibration_texts(store_root)
+
+
+def test_cli_writes_on_success_and_nothing_on_failure(tmp_path, capsys):
+    from uartlab.app.cli.main import main
+
+    assert main(["calibrate", "nano17", "--store", str(tmp_path), "--operator", "ana"]) == 0
+    assert "written" in capsys.readouterr().out
+    assert CalibrationStore(tmp_path).current("nano17").provenance.operator == "ana"
+    assert main(["calibrate", "mocap", "--store", str(tmp_path), "--dry-run"]) == 0
+    assert not (tmp_path / "mocap").exists()
+    assert main(["calibrate", "nano17", "--store", str(tmp_path), "--cal", str(tmp_path / "missing.cal")]) == 2
+    assert "nano17 calibration" in capsys.readouterr().err
+    assert len(CalibrationStore(tmp_path).history("nano17")) == 1

@@ -1,0 +1,101 @@
+"""FingerParams: paper values, TOML round trip, and refusal of bad values with file, line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from uartlab.sim import FingerParams, ParameterError
+
+DEFAULTS = (Path(__file__).parents[2] / "sim" / "data" / "uart.toml").read_text()
+
+
+def test_paper_tables_2_and_3_in_si(params):
+    np.testing.assert_allclose(params.a_m, [0.0, 0.0607, 0.030, 0.040])
+    np.testing.assert_allclose(np.degrees(params.alpha_rad), [90, 0, 0, 0])
+    np.testing.assert_allclose(np.degrees(params.theta_offset_rad), [0, -30, 0, 0])
+    np.testing.assert_allclose(params.input_stiffness_N_per_m, 300.0)  # 0.3 N/mm
+    np.testing.assert_allclose(params.em_stiffness_N_per_m, 15000.0)  # 15 N/mm
+    np.testing.assert_allclose(params.em_mass_kg, 0.129)
+    np.testing.assert_allclose(params.joint_damping_Nms_per_rad, 1e-5)  # 0.01 N mm s/rad
+    assert params.coulomb_coefficient_m == pytest.approx(0.97e-3)
+    c = params.contact
+    assert (c.a_N, c.b, c.mu_x, c.mu_y) == (0.258, 1.72, 0.481, 0.553)
+    assert c.Kx_N_per_m == pytest.approx(104.0) and c.Ky_N_per_m == pytest.approx(138.0)
+
+
+def test_every_default_states_its_provenance():
+    for number, line in enumerate(DEFAULTS.splitlines(), 1):
+        code = line.split("#", 1)[0].strip()
+        if "=" in code and not code.startswith(("schema", "[")) and "times_cos" not in code:
+            assert "#" in line, f"uart.toml line {number} has no provenance comment: {line!r}"
+
+
+def test_toml_round_trip_is_exact(params, tmp_path):
+    path = tmp_path / "p.toml"
+    params.to_toml(path)
+    again = FingerParams.from_toml(path)
+    for name in ("a_m", "rom_rad", "moment_arm_coeffs", "moment_arm_cos_fe", "bone_com_m", "world_from_base",
+                 "input_stiffness_N_per_m", "em_stiffness_N_per_m"):
+        np.testing.assert_allclose(getattr(again, name), getattr(params, name), err_msg=name)
+    assert again.contact == params.contact
+
+
+def test_perturbed_is_seeded_and_round_trips(params):
+    a, b = params.perturbed(0.1, seed=7), params.perturbed(0.1, seed=7)
+    np.testing.assert_array_equal(a.em_stiffness_N_per_m, b.em_stiffness_N_per_m)
+    assert not np.allclose(a.em_stiffness_N_per_m, params.em_stiffness_N_per_m)
+    assert np.all(np.abs(a.em_stiffness_N_per_m / params.em_stiffness_N_per_m - 1) <= 0.1)
+    np.testing.assert_allclose(FingerParams.from_toml_text(a.to_toml()).em_stiffness_N_per_m,
+                               a.em_stiffness_N_per_m)
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("input_stiffness_N_per_mm = 0.3", "input_stiffness_N_per_mm = -0.3", "tendons.input_stiffness_N_per_mm"),
+    ("rom_deg = [0.0, 100.0]", "rom_deg = [100.0, 0.0]", "joints.PIP.rom_deg"),
+    ("[moment_arms.LUM]", "[moment_arms.EIP]", "moment_arms.EIP"),
+    ("em_stiffness_N_per_mm = 15.0", "em_stiffness_N_per_mm = 0.0", "tendons.em_stiffness_N_per_mm"),
+    ("mass_g = 6.0", "mass_g = -6.0", "bones.middle.mass_g"),
+    ("PIP_mm = [9.0]", "DIP_mm = [9.0]", "moment_arms.FDS.DIP_mm"),
+    ("a_N = 0.258", "a_N = \"big\"", "contact.a_N"),
+])
+def test_bad_values_are_refused_naming_file_line_and_key(old, new, key):
+    assert old in DEFAULTS
+    text = DEFAULTS.replace(old, new, 1)
+    with pytest.raises(ParameterError) as err:
+        FingerParams.from_toml_text(text, source="bad.toml")
+    message = str(err.value)
+    assert message.startswith(f"bad.toml:{_line(text, new)}: {key}:"), message
+
+
+def test_missing_key_and_bad_toml(tmp_path):
+    with pytest.raises(ParameterError, match=r"kinematics\.a_mm: missing"):
+        FingerParams.from_toml_text(DEFAULTS.replace("a_mm = [0.0, 60.7, 30.0, 40.0]", ""))
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[kinematics\n")
+    with pytest.raises(ParameterError, match="broken.toml.*not valid TOML"):
+        FingerParams.from_toml(broken)
+    with pytest.raises(ParameterError, match="cannot read"):
+        FingerParams.from_toml(tmp_path / "absent.toml")
+
+
+def test_per_tendon_stiffness_table():
+    table = "{FDP = 0.33, FDS = 0.3, ED = 0.3, DI = 0.3, PI = 0.3, LUM = 0.27}"
+    text = DEFAULTS.replace("input_stiffness_N_per_mm = 0.3", f"input_stiffness_N_per_mm = {table}")
+    p = FingerParams.from_toml_text(text)
+    np.testing.assert_allclose(p.input_stiffness_N_per_m, [330, 300, 300, 300, 300, 270])
+    bad = DEFAULTS.replace("input_stiffness_N_per_mm = 0.3", "input_stiffness_N_per_mm = {XYZ = 0.3}")
+    with pytest.raises(ParameterError, match="input_stiffness_N_per_mm.XYZ: unknown tendon"):
+        FingerParams.from_toml_text(bad)
+
+
+def test_moment_arm_query_matches_table(params):
+    theta = np.radians([0.0, 40.0, 50.0, 20.0])
+    # FDP at PIP: 11.25 + 2.25 theta (mm); DI at MCP_AB: 9 cos(theta_MCP_FE)
+    assert params.moment_arm("FDP", "PIP", theta) == pytest.approx((11.25 + 2.25 * theta[2]) * 1e-3)
+    assert params.moment_arm("DI", "MCP_AB", theta) == pytest.approx(9e-3 * np.cos(theta[1]))
