@@ -125,7 +125,10 @@ class RigProbe:
             return "the servos were not moved"
         if run.phase is Phase.FAULT:
             reason = run.runner.fault_reason or ""
-            if reason.startswith("actuators:"):  # the servo bus failed: its driver has turned torque off
+            trip = run.runner.interlocks.tripped
+            # The servo bus failed ("actuators:", its stream's fault), or the engine saw a servo's error bits
+            # first: those come only in the sample of the read that failed, after the driver turned torque off.
+            if reason.startswith("actuators:") or (trip is not None and trip.check == "hardware_error"):
                 return "torque off (the MX-64 driver turns it off when a servo faults)"
             return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
                    f"(tripped: {reason})"
