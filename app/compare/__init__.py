@@ -8,6 +8,7 @@
   tables.py     every table as rows (the paper's column order), the transient curves
   figures.py    Figs. 13-16 of the paper as PNGs
   report.py     CSV of every table, the HTML report, the text summary
+  sessions.py   what a comparison compares: the sessions' settled trials, the parameter sets, the JSON summary
   synthetic.py  session files written from the model (known parameters: ground truth for tests and demos)
 
 The command itself is app/cli/compare.py.
