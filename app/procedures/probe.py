@@ -17,9 +17,9 @@ procedure on the tick it happens; any exception or Ctrl-C inside ``procedure`` l
 where they are (the engine's safe action) and the reason is said before the exception goes on, so the
 caller writes nothing.
 
-Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``, ``motion``): calibration/ never
-imports app/. Streams and fields are named through uartlab.schema (``DAQ.tendon_force_N``), which
-every layer may import.
+It uses the rig by its attributes only (``hub``, ``actuators``, ``time_scale``, ``motion``: what
+app/rig/rig.py's ``Rig`` has), so the procedures in app/procedures/ run on any started rig. Streams and
+fields are named through uartlab.schema (``DAQ.tendon_force_N``).
 """
 
 from __future__ import annotations
