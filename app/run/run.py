@@ -154,13 +154,10 @@ class Run:
     def estop(self, reason: str) -> None:
         """Torque off now and latch, from any thread, in any state (assembling, running, over, closed)."""
         with self._lock:
-            first = self.estop_reason is None
             self.estop_reason = self.estop_reason or reason
             rig = self.rig
         if rig is not None:
             estop_rig(rig, reason)
-        if first:
-            log.warning("E-stop: %s", reason)
 
     def abort(self, why: str = "operator abort") -> None:
         if self.experiment is not None:
