@@ -152,10 +152,11 @@ class Run:
         return self
 
     def estop(self, reason: str) -> None:
-        """Torque off now and latch, from any thread, in any state (assembling, running, over, closed)."""
+        """Torque off now and latch, from any thread, in any state (assembling, running, over, closed; a rig
+        the run started and has stopped is torqued off already, by its close)."""
         with self._lock:
             self.estop_reason = self.estop_reason or reason
-            rig = self.rig
+            rig = None if self._closed and self.config is not None else self.rig
         if rig is not None:
             estop_rig(rig, reason)
 

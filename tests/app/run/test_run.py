@@ -77,9 +77,9 @@ def test_an_estop_from_another_thread_mid_trial_stops_at_once_and_is_in_the_clos
             pressed = threading.Thread(target=run.estop, args=("E-stop: the test's button",))
             pressed.start()
             pressed.join(5)
-            # Latched and torque off from the E-stop's own thread: no tick of the loop is waited for.
+            # Latched from the E-stop's own thread, no tick waited for; the twin's bus takes the torque off.
             assert run.status().phase == "FAULT"
-            assert not any(torque_enabled(rig))
+            assert wait_for(lambda: not any(torque_enabled(rig)), 2)
             time.sleep(0.1)                                              # ticks after it: nothing commanded
         assert not any(torque_enabled(rig))                              # E-stop: torque off, whatever the config
         records = [r for r in sub.drain() if getattr(r, "stream", None) == "runner"]
@@ -140,8 +140,9 @@ def test_a_preflight_failure_closes_the_session_and_stops_the_rig(tmp_path):
     before = set(threading.enumerate())
     run = Run(short_suite(), config=twin_config(), folder=tmp_path)
     run.assemble()
-    run.rig.mocap.close()                            # the mocap stops streaming: the pre-flight refuses
-    with pytest.raises(PreflightError, match="mocap"):
+    run.rig._twin.daq.stop()                         # the DAQ stops streaming: the pre-flight refuses
+    assert wait_for(lambda: run.rig.health()["daq"].state == "failed", 5)
+    with pytest.raises(PreflightError, match="USB-6210"):
         run.start()
     assert threads_started_since(before) == []
     assert not any(torque_enabled(run.rig))
@@ -155,7 +156,7 @@ def test_an_estop_while_the_run_assembles_refuses_the_start(tmp_path):
         run.estop("E-stop: pressed while starting")
         with pytest.raises(PreflightError, match="E-stop before the run started"):
             run.start()
-        assert not any(torque_enabled(rig)) and rig.engine is None
+        assert wait_for(lambda: not any(torque_enabled(rig)), 2) and rig.engine is None
     with SessionFile(run.path) as f:
         assert f.complete and f.trials() == []
         assert [e.message for e in f.events() if e.kind == "estop"] == ["E-stop: pressed while starting"]
