@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from uartlab.app.record.logs import event_level
+from uartlab.app.run.run import estop_rig
 from uartlab.errors import ConfigError
 from uartlab.streams import Event
 
@@ -174,15 +175,7 @@ class Operations:
         if session is None:
             return
         self.w.recording_panel.set_state("stopping")
-
-        def done(summary) -> None:
-            self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
-            if summary is None:   # the run's file failed; its sentence is the run's fault reason
-                return
-            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
-            what = "nothing dropped" if not lost else f"{lost} dropped"
-            self.w.log_line(f"recording closed: {session.path} ({what})")
-
+        done = self._recording_closed(session.path)
         run = self.run
         if run is not None and run.owns(session):  # the run's own file: closed by the run
             if run.over:
@@ -191,6 +184,17 @@ class Operations:
                 self.w.tasks.run("stop recording", run.close_session, done)
         else:
             self.w.tasks.run("stop recording", session.close, done)
+
+    def _recording_closed(self, path: str):
+        """What the window says once a session file is closed, from the close's summary."""
+        def done(summary) -> None:
+            self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
+            if summary is None:   # the run's file failed; its sentence is the run's fault reason
+                return
+            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+            what = "nothing dropped" if not lost else f"{lost} dropped"
+            self.w.log_line(f"recording closed: {path} ({what})")
+        return done
 
     # ------------------------------------------------------------ protocol run
     def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
@@ -253,6 +257,8 @@ class Operations:
                 self.session, self.session_started_s, self.auto_recording = run.session, time.monotonic(), True
                 rec.set_state("recording")
                 self.w.log_line(f"recording {run.session.path}")
+            if self.estop_latched and run.estop_reason is None:  # an E-stop event from elsewhere, while starting
+                run.estop(self.estop_reason)
             self.w.log_line(f"protocol {suite.name} started: {len(suite.trials)} trials")
             self._refresh_buttons()
 
@@ -274,16 +280,21 @@ class Operations:
 
     def reset_run(self) -> None:
         """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
-        if self.auto_recording:
-            self.stop_recording()   # the run's own file, closed with the run
         run, self.run = self.run, None
         if run is not None:
-            if run.experiment is not None:
-                try:
+            done = None
+            if self.auto_recording:  # the run's own file, closed with the run
+                done = self._recording_closed(self.session.path)
+                self.session, self.auto_recording = None, False
+                self.w.recording_panel.set_state("stopping")
+
+            def work():  # joins the control thread: off the GUI thread
+                run.close()
+                if run.experiment is not None:  # the acknowledgement, into a recording that goes on
                     run.experiment.reset()
-                except Exception as exc:  # noqa: BLE001
-                    self.w.report_error("reset", exc)
-            self.w.tasks.run("close run", run.close)  # joins the control thread: off the GUI thread
+                return run.session_summary
+
+            self.w.tasks.run("close run", work, done)
         self.trip_reason = None
         self.show_safety()
         self._refresh_buttons()
@@ -329,8 +340,6 @@ class Operations:
         self.estop_latched, self.estop_reason = True, reason
         self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
-        from uartlab.app.run.run import estop_rig
-
         rig, run = self.rig, self.run or self.starting
 
         def act() -> None:  # the run's E-stop (latched even while it starts), or an operator move's, or the rig's

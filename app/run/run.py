@@ -25,7 +25,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from uartlab.app.run.engine import PreflightError
 from uartlab.errors import RecordingError
 
 log = logging.getLogger(__name__)
@@ -134,6 +133,8 @@ class Run:
     def start(self) -> Run:
         """Pre-flight and start the control loop (``assemble`` first if not yet). Refused when the E-stop
         was pressed before; a failure tears the run down before it is raised."""
+        from uartlab.app.run.engine import PreflightError
+
         if self.experiment is None:
             self.assemble()
         try:
