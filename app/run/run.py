@@ -58,7 +58,9 @@ class Run:
                  operator: str = "", notes: str = "", safe_action: str = "hold", live_model: bool = True,
                  params=None, title: str = "uartlab run"):
         if (rig is None) == (config is None):
-            raise ValueError("a run needs a started rig or a rig config, not both")
+            raise ValueError("Run: give one of rig (started) and config (the run starts the rig)")
+        if folder is not None and session is not None:
+            raise ValueError("Run: give one of folder (a new session file) and session (an open one)")
         self.suite, self.rig, self.config = suite, rig, config
         self.folder = Path(folder) if folder is not None else None
         self.session, self.owns_session = session, False
