@@ -79,6 +79,7 @@ class Engine:
         self._recent: deque[Record] = deque()
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
         self._message = ""
+        self.estop_reason: str | None = None         # the first E-stop's reason, once pressed
 
     @staticmethod
     def stream_ages(rig, streams: tuple[str, ...] | None = None) -> dict[str, float]:
@@ -96,18 +97,27 @@ class Engine:
     def start(self, preflight_timeout_s: float = 5.0):
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
         while another engine moves this rig's servos: one loop commands them at a time."""
-        other = getattr(self.rig, "engine", None)
-        if other is not None and other is not self:
-            raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
-        self.preflight(preflight_timeout_s)
-        self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
-        self._before_arm()
         with self._lock:
-            self.rig.engine = self
-            self.rig.actuators.enable()
-            self._t0_host = time.monotonic()
-            self.latest.slope.clear()  # its samples were timed from the old origin
-            self.runner.arm(self._protocol_now())
+            other = getattr(self.rig, "engine", None)
+            if other is not None and other is not self:
+                raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
+            self.rig.engine = self  # claimed from the pre-flight on, so an E-stop meanwhile latches here
+        try:
+            self.preflight(preflight_timeout_s)
+            self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
+            self._before_arm()
+            with self._lock:
+                if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
+                    raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
+                self.rig.actuators.enable()
+                self._t0_host = time.monotonic()
+                self.latest.slope.clear()  # its samples were timed from the old origin
+                self.runner.arm(self._protocol_now())
+        except BaseException:
+            with self._lock:
+                if getattr(self.rig, "engine", None) is self:
+                    self.rig.engine = None
+            raise
         self._thread.start()
         return self
 
@@ -154,8 +164,10 @@ class Engine:
             self._finished.clear()
 
     def estop(self, why: str = "E-stop") -> None:
-        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more)."""
+        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more). Before
+        the servos are armed (during the pre-flight) it also refuses the arming."""
         with self._lock:
+            self.estop_reason = self.estop_reason or why
             self.runner.estop(self._protocol_now(), why)
             self.rig.hub.event("estop", "operator", why)
             self._torque_off()

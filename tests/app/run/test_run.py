@@ -160,3 +160,30 @@ def test_an_estop_while_the_run_assembles_refuses_the_start(tmp_path):
     with SessionFile(run.path) as f:
         assert f.complete and f.trials() == []
         assert [e.message for e in f.events() if e.kind == "estop"] == ["E-stop: pressed while starting"]
+
+
+def test_an_estop_during_the_preflight_keeps_the_servos_unarmed(tmp_path):
+    with Rig(twin_config()) as rig:
+        run = Run(short_suite(), rig=rig, folder=tmp_path, live_model=False).assemble()
+        rig._twin.motive.pause()                                 # the pre-flight waits for fresh mocap frames
+        time.sleep(1.2)
+        outcome: list[BaseException | None] = []
+
+        def start():
+            try:
+                run.start()
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - the test reads it below
+                outcome.append(exc)
+
+        starter = threading.Thread(target=start)
+        starter.start()
+        assert wait_for(lambda: rig.engine is run.experiment, 5)  # claimed: in the pre-flight
+        run.estop("E-stop: pressed during the pre-flight")
+        rig._twin.motive.resume()                                # the pre-flight would now pass
+        starter.join(10)
+        assert len(outcome) == 1 and isinstance(outcome[0], PreflightError), outcome
+        assert "E-stop before the servos were armed" in str(outcome[0])
+        assert not any(torque_enabled(rig)) and rig.engine is None
+    with SessionFile(run.path) as f:
+        assert f.complete and f.trials() == []
