@@ -43,6 +43,7 @@ from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
 from uartlab.hub import Hub
+from uartlab.pacing import FixedRate
 from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
     SIX,
     actuators_spec,
@@ -334,9 +335,8 @@ class Rig:
 
     # ------------------------------------------------------------ device threads
     def _actuator_loop(self, stream: _Stream) -> None:
-        period_s = 1.0 / self.config.actuators.poll_rate_hz
+        pace = FixedRate(1.0 / self.config.actuators.poll_rate_hz, sleep=self._stopping.wait)  # after a stall: no burst
         unwrap = TickUnwrap()
-        due = time.monotonic()
         while not self._stopping.is_set():
             try:
                 sample: ActuatorSample = self.actuators.read()
@@ -348,10 +348,7 @@ class Rig:
             record = self._actuator_record(sample)
             ticks = sample.device_tick_ms
             stream.publish(record, unwrap(int(ticks[0])) if ticks is not None else None, arrival_s)
-            due += period_s
-            # Fixed-rate schedule; after a long stall restart it rather than burst to catch up.
-            due = max(due, time.monotonic() - period_s)
-            self._stopping.wait(max(0.0, due - time.monotonic()))
+            pace.wait()
 
     @staticmethod
     def _actuator_record(sample: ActuatorSample) -> Record:

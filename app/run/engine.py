@@ -36,6 +36,7 @@ import numpy as np
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
+from uartlab.pacing import FixedRate
 from uartlab.protocols.interlocks import Observation
 from uartlab.protocols.runner import Action, Phase, RunnerEvent
 from uartlab.schema import RUNNER_STREAM
@@ -187,8 +188,7 @@ class Engine:
 
     # ------------------------------------------------------------ the loop
     def _run(self) -> None:
-        period_s = 1.0 / self.control_rate_hz
-        due = time.monotonic()
+        pace = FixedRate(1.0 / self.control_rate_hz, sleep=self._stop.wait)  # after a stall: no burst
         while not self._stop.is_set():
             try:
                 self._tick()
@@ -199,9 +199,7 @@ class Engine:
                                       f"control loop error: {type(exc).__name__}: {exc}")
                     self._torque_off()
                     self._ticked.notify_all()
-            due += period_s
-            due = max(due, time.monotonic() - period_s)  # after a stall, do not burst to catch up
-            self._stop.wait(max(0.0, due - time.monotonic()))
+            pace.wait()
 
     def _tick(self) -> None:
         with self._lock:
