@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
+from uartlab.errors import CalibrationError
 from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
 from uartlab.schema import ACTUATORS, DAQ, WATCHED_STREAMS
