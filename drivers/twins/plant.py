@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.drivers.twins.nano17 import Nano17Model
-from uartlab.pacing import FixedRate
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.ik import default_markers, marker_positions
 from uartlab.sim.names import TENDONS
@@ -338,12 +337,11 @@ class PlantClock:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        pace = FixedRate(self.period_s, sleep=self._stop.wait)
-        start_wall, start_model = pace.start_s, self.plant.time_s
+        start_wall, start_model = time.monotonic(), self.plant.time_s
         while not self._stop.is_set():
             target = start_model + (time.monotonic() - start_wall) * self.speed
             behind = target - self.plant.time_s
             if behind > 0:
                 self.plant.advance(min(behind, 0.05))  # catch up in bounded chunks
             self.lag_s = max(0.0, target - self.plant.time_s)
-            pace.wait()
+            self._stop.wait(self.period_s)
