@@ -1,5 +1,5 @@
 """The one fixed-rate loop helper: every loop that paces itself (the control loop, the rig's actuator
-thread, the twins' clocks, the joint stream, the benches) waits on a `FixedRate`.
+thread, the mocap twin's frames, the joint stream, the benches) waits on a `FixedRate`.
 
     pace = FixedRate(0.005, sleep=stop.wait)   # 200 Hz; a stop event's wait ends the sleep at once
     while not stop.is_set():

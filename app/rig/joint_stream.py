@@ -24,7 +24,7 @@ from uartlab.hub import Hub
 from uartlab.pacing import FixedRate
 from uartlab.schema import JOINT_SPEED_WINDOW_S, JOINTS_IK, MOCAP
 from uartlab.sim.names import JOINTS
-from uartlab.streams import Record
+from uartlab.streams import EventKind, Record
 
 log = logging.getLogger(__name__)
 # est.: 50 solves/s is 50 points in the settle rule's 1 s window and smooth for a person's eye, at half
@@ -113,8 +113,8 @@ class JointStream:
             self.failed += 1
             if str(exc) != self.last_error:
                 self.last_error = str(exc)
-                self.hub.event("device", JOINTS_IK.stream,
-                               f"IK failed on frame {record.data[MOCAP.frame_number][i]}: {exc}")
+                self.hub.event(EventKind.DEVICE, JOINTS_IK.stream,
+                                       f"IK failed on frame {record.data[MOCAP.frame_number][i]}: {exc}")
             return
         t = float(record.host_time_s[i])
         self._slope.add(t, frame.angles_rad)

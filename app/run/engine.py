@@ -38,9 +38,9 @@ from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
 from uartlab.pacing import FixedRate
 from uartlab.protocols.interlocks import Observation
-from uartlab.protocols.runner import Action, Phase, RunnerEvent
+from uartlab.protocols.runner import Action, Phase
 from uartlab.schema import RUNNER_STREAM
-from uartlab.streams import Record
+from uartlab.streams import Event, EventKind, Record
 
 log = logging.getLogger(__name__)
 PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
@@ -158,7 +158,7 @@ class Engine:
         """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more)."""
         with self._lock:
             self.runner.estop(self._protocol_now(), why)
-            self.rig.hub.event("estop", "operator", why)
+            self.rig.hub.event(EventKind.ESTOP, "operator", why)
             self._torque_off()
             self._ticked.notify_all()
 
@@ -247,7 +247,7 @@ class Engine:
         try:
             self.rig.actuators.stop(torque_off=True)
         except Exception as exc:  # the bus may be the fault; the driver's own fault path already tried
-            self.rig.hub.event("fault", "engine", f"torque off failed: {exc}")
+            self.rig.hub.event(EventKind.FAULT, "engine", f"torque off failed: {exc}")
 
     def _trial_index(self) -> int:
         return self.runner.index if self.runner.phase in TRIAL_PHASES else -1
@@ -266,16 +266,17 @@ class Engine:
             self._recent.popleft()
 
     # ------------------------------------------------------------ runner events -> hub
-    def _on_runner_event(self, event: RunnerEvent) -> None:
+    def _on_runner_event(self, event: Event) -> None:
         now = time.monotonic()
         phase = self.runner.phase
         self._message = event.message
-        self.rig.hub.event("phase", "runner", event.message, now)
+        self.rig.hub.event(EventKind.PHASE, "runner", event.message, now)
         self._on_phase(phase, now)
         if phase is Phase.FAULT:
             self.trip_snapshot = Record.concatenate(list(self._recent)) if self._recent else None
-            self.rig.hub.event("trip", "interlocks", f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
-                                                     f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
+            self.rig.hub.event(EventKind.TRIP, "interlocks",
+                               f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
+                               f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
 
     def _on_phase(self, phase: Phase, now: float) -> None:
         """What a kind of run does when the runner enters ``phase`` (before a trip is recorded)."""
