@@ -2,7 +2,8 @@
 
 Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
-``events`` pseudo-stream with its ``EventKind`` words. Producers build their records from these declarations (``daq_spec(rate)`` ...);
+``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
+(``daq_spec(rate)`` ...);
 consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
 name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
 any module names a field by string literal that no declaration has.
@@ -15,8 +16,7 @@ dataclasses, enum and ``uartlab.sim.names`` (tuples of strings, no numerics); th
 from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
 
 ``FieldSpec``/``StreamSpec`` (the descriptor classes) and ``EventKind`` live here too; core/streams.py
-re-exports them beside
-``Record`` and ``Event``. The file layout and names are those of every file already recorded
+re-exports them beside ``Record`` and ``Event``. The file layout and names are those of every file already recorded
 (docs/session-file.md); ``frame`` is written as an HDF5 attribute only where a field has one.
 """
 
