@@ -3,10 +3,9 @@
 Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
 ``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
-(``daq_spec(rate)`` ...);
-consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
-name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
-any module names a field by string literal that no declaration has.
+(``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
+``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
+tests/core/test_stream_schema.py fails when any module names a field by string literal that no declaration has.
 
 Why here, at the package root next to ``uartlab.errors``, and not in app/: the readers below the
 application need the names too — calibration/ reads the rig's streams through a probe and a tape
