@@ -15,6 +15,7 @@ import time
 import h5py
 import numpy as np
 import pytest
+from uartlab import __version__
 from uartlab.app.record.logs import event_level
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.verify import verify
@@ -82,6 +83,7 @@ def test_round_trip_samples_attrs_and_events(tmp_path):
     with SessionFile(tmp_path / "s.h5") as sf:
         assert sf.complete
         assert sf.metadata["schema"] == SCHEMA and sf.metadata["operator"] == "ada"
+        assert sf.metadata["software_version"] == __version__
         assert sf.config_text == META["config_text"] and sf.calibration_texts == {"nano17": "FT1234 matrix"}
         assert sf.streams == {"daq": DAQ, "actuators": ACT, "mocap": MOCAP}
         for spec in (DAQ, ACT, MOCAP):
