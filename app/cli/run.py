@@ -74,6 +74,7 @@ def demo_main(args: argparse.Namespace) -> int:
 
 def main(args: argparse.Namespace) -> int:
     from uartlab.app.cli.extras import require
+    from uartlab.protocols.runner import Phase
     from uartlab.protocols.suite import resolve_suite
 
     if not args.dry_run:
@@ -119,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
         raise run.close_error
     if estop.is_set():
         return 130
-    return 1 if status.phase in ("FAULT", "ABORTED") else 0
+    return 1 if status.phase in (Phase.FAULT, Phase.ABORTED) else 0
 
 
 def _say_warnings(run, said: int = 0) -> int:
@@ -235,6 +236,8 @@ def _result_dict(result, steady: SteadyState | None) -> dict:
 
 
 def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
+    from uartlab.protocols.runner import Phase
+
     joints = " ".join(f"{j:>7}" for j in JOINTS)
     lines = [f"suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}): {status.phase}",
              f"{'trial':<24} {'rep':>3} {'outcome':<22} {'settle s':>8} {joints}  {'max tendon N':>12} {'tip N':>6}"]
@@ -247,7 +250,7 @@ def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
             angles = " ".join(f"{a:7.1f}" for a in s.joint_angles_deg)
             rest = f"{angles}  {s.tendon_force_N.max():12.2f} {float((s.fingertip_force_N ** 2).sum()) ** 0.5:6.2f}"
         lines.append(f"{r.trial:<24} {r.repeat:>3} {r.outcome:<22} {settle} {rest}")
-    faulted = status.phase in ("FAULT", "ABORTED")
+    faulted = status.phase in (Phase.FAULT, Phase.ABORTED)
     lines.append(f"{len(status.results)} of {status.n_trials} trials run"
                  + (f"; stopped: {status.fault_reason or status.phase}" if faulted else ""))
     return "\n".join(lines)

@@ -17,9 +17,8 @@ from pathlib import Path
 from uartlab.app.record.logs import event_level
 from uartlab.app.run.run import estop_rig
 from uartlab.errors import ConfigError
-from uartlab.streams import Event
-
-RUN_OVER = ("DONE", "ABORTED", "FAULT")
+from uartlab.protocols.runner import RUN_OVER, Phase
+from uartlab.streams import Event, EventKind
 
 
 class Operations:
@@ -362,7 +361,7 @@ class Operations:
         self.estop_latched, self.estop_reason = False, ""
         self.estop_reset_at_s = time.monotonic()
         self.w.log_line("E-stop reset by the operator")
-        if self.experiment is not None and str(self.experiment.status().phase) in RUN_OVER:
+        if self.experiment is not None and self.experiment.status().phase in RUN_OVER:
             self.reset_run()
         self.show_safety()
         self._refresh_buttons()
@@ -491,15 +490,15 @@ class Operations:
             return
         if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
             self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
-        if e.kind == "trip":
+        if e.kind == EventKind.TRIP:
             self.trip_reason = e.message
             self.show_safety()
-        elif (e.kind == "estop" and not self.estop_latched and self.replay is None
-              and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
+        elif (e.kind == EventKind.ESTOP and not self.estop_latched and self.replay is None
+                      and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
             self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
             self.show_safety()
             self._refresh_buttons()
-        elif e.kind == "fault" and self.replay is None:
+        elif e.kind == EventKind.FAULT and self.replay is None:
             self.w.report_error(f"fault in {e.source}", e.message)
 
     def poll(self) -> None:
@@ -517,10 +516,10 @@ class Operations:
         if self.experiment is not None:
             status = self.experiment.status()
             w.protocol_panel.show_status(status)
-            phase = str(status.phase)
-            if status.fault_reason and phase == "FAULT" and not self.estop_latched:
+            phase = status.phase
+            if status.fault_reason and phase is Phase.FAULT and not self.estop_latched:
                 self.trip_reason = status.fault_reason
-            if self.auto_recording and phase in ("DONE", "ABORTED"):
+            if self.auto_recording and phase in (Phase.DONE, Phase.ABORTED):
                 self.stop_recording()  # the run closes: its last trial, the live model, then its file
             w.protocol_panel.set_buttons(phase, False, self.rig is not None and not self.estop_latched
                                          and self.moving is None, self.run_start_m is not None)
@@ -540,7 +539,7 @@ class Operations:
 
     def _refresh_buttons(self) -> None:
         w = self.w
-        phase = str(self.experiment.status().phase) if self.experiment is not None else None
+        phase = self.experiment.status().phase if self.experiment is not None else None
         can_move = self.rig is not None and not self.estop_latched and self.moving is None
         can_start = can_move and w.protocol_panel.suite is not None
         w.protocol_panel.set_buttons(phase, can_start, can_move, self.run_start_m is not None)

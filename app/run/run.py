@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.errors import RecordingError
+from uartlab.schema import EventKind  # light: the E-stop path imports this module
 
 log = logging.getLogger(__name__)
 
-NOT_RUNNING = ("SAFE", "DONE", "ABORTED", "FAULT")   # runner phases in which nothing is left to abort
 CLOSE_WAIT_S = 5.0   # est.: an aborted run returns to its safe action within a few ticks; this is generous
 
 
@@ -44,7 +44,7 @@ def estop_rig(rig: Any, reason: str) -> None:
             rig.actuators.torque_off()  # and directly: the E-stop must not depend on the runner
     elif getattr(rig, "actuators", None) is not None:
         rig.actuators.torque_off()
-        rig.hub.event("estop", "operator", reason)
+        rig.hub.event(EventKind.ESTOP, "operator", reason)
 
 
 class Run:
@@ -115,7 +115,7 @@ class Run:
             self.owns_session = True
             self.warnings += self.session.warnings
         for source in sources:  # into the session's events: which calibrations the model ran with
-            self.rig.hub.event("calibration", "model", f"live model uses {source}")
+            self.rig.hub.event(EventKind.CALIBRATION, "model", f"live model uses {source}")
         from uartlab.app.run.experiment import Experiment
 
         self.experiment = Experiment(self.rig, self.suite, self.session, safe_action=self.safe_action)
@@ -183,8 +183,10 @@ class Run:
 
     @property
     def over(self) -> bool:
+        from uartlab.protocols.runner import RUN_OVER
+
         status = self.status()
-        return status is not None and status.phase in ("DONE", "ABORTED", "FAULT")
+        return status is not None and status.phase in RUN_OVER
 
     # ------------------------------------------------------------ teardown
     def close(self, why: str = "the run was closed") -> None:
@@ -235,11 +237,13 @@ class Run:
                         self._outer.__exit__(type(exc), exc, exc.__traceback__)
 
     def _stop_experiment(self, why: str) -> None:
+        from uartlab.protocols.runner import RUN_OVER, Phase
+
         exp = self.experiment
         if exp is None:
             return
         status = exp.status()
-        if self._started and status.phase not in NOT_RUNNING:
+        if self._started and status.phase is not Phase.SAFE and status.phase not in RUN_OVER:
             exp.abort(why)
             exp.wait(CLOSE_WAIT_S)
         exp.close()
