@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from uartlab import errors
@@ -41,6 +41,7 @@ class ActuatorSample:
     device_tick_ms: np.ndarray | None = None  # (6,) Realtime Tick where the protocol has it
 
 
+@runtime_checkable
 class Actuators(Protocol):
     """Six series elastic actuators, commanded in tendon space (tendon order FDP FDS ED DI PI LUM)."""
 
@@ -83,6 +84,7 @@ class AnalogBlock:
         return t0_s + (self.first_sample_index + np.arange(self.volts.shape[0])) / self.rate_hz
 
 
+@runtime_checkable
 class AnalogInput(Protocol):
     """A hardware-timed multichannel voltage acquisition (the USB-6210's pots, reference and gauges)."""
 
@@ -113,6 +115,7 @@ class MocapSample:
     mid_exposure_ticks: int | None = None  # the cameras' mid-exposure on Motive's host clock, where sent
 
 
+@runtime_checkable
 class Mocap(Protocol):
     """Labelled markers from a motion-capture system, frame by frame."""
 
