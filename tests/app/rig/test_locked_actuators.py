@@ -53,7 +53,9 @@ def test_the_stream_the_engine_and_the_e_stop_share_the_bus_without_interleaving
     for t in threads:
         t.join(timeout=5)
     stats = bus_on_twin.stats
-    assert not failures and stats.corrupt == stats.timeouts == 0, (failures, stats)
+    # A late twin (a loaded machine) may time a reply out and the driver retry; interleaved transactions
+    # are garbled replies or failed calls.
+    assert not failures and stats.corrupt == 0, (failures, stats)
     assert stats.transactions > 100
     actuators.torque_off()
     assert not actuators.read().hardware_error.any()
