@@ -31,6 +31,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from uartlab.calibration.errors import CalibrationError
+from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
@@ -134,8 +135,8 @@ class RigProbe:
         return "the servos hold where they are"
 
     # ------------------------------------------------------------ servos
-    def read(self):
-        """The actuators now (one bus read through the rig's driver): ActuatorSample."""
+    def read(self) -> ActuatorSample:
+        """The actuators now (one bus read through the rig's driver)."""
         return self.rig.actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:

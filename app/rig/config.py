@@ -4,8 +4,8 @@
     config = default_rig_config()             # the shipped all-twin rig (app/data/twin_rig.toml)
 
 Everything is checked here, before any device is opened, so a bad file never moves a servo: unknown
-sections and keys, wrong types, duplicate or out-of-range servo IDs, unknown backends, channels the
-USB-6210 does not have, calibration files that do not exist. Each problem raises one ``ConfigError``
+sections and keys, wrong types, duplicate or out-of-range servo IDs, backends not in their family's
+table (app/rig/backends.py), channels the USB-6210 does not have, calibration files that do not exist. Each problem raises one ``ConfigError``
 "FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``). The file's own comments
 (app/data/twin_rig.toml) document every key; defaults here equal that file.
 """
