@@ -5,9 +5,9 @@
 
 Everything is checked here, before any device is opened, so a bad file never moves a servo: unknown
 sections and keys, wrong types, duplicate or out-of-range servo IDs, backends not in their family's
-table (app/rig/backends.py), channels the USB-6210 does not have, calibration files that do not exist. Each problem raises one ``ConfigError``
-"FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``). The file's own comments
-(app/data/twin_rig.toml) document every key; defaults here equal that file.
+table (app/rig/backends.py), channels the USB-6210 does not have, calibration files that do not exist.
+Each problem raises one ``ConfigError`` "FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``).
+The file's own comments (app/data/twin_rig.toml) document every key; defaults here equal that file.
 """
 
 from __future__ import annotations
