@@ -1,11 +1,11 @@
 """The small interfaces every device family implements — real backend and twin alike.
 
-Like python-can's one abstract bus with many backends: the rig runtime, the protocol runner and the
-GUI talk to these, never to dynamixel_sdk, nidaqmx or sockets directly. Each Protocol declares exactly
-what app/ calls on a device of its family, and app/ holds devices by these types (app/rig/backends.py
-builds them; tests/drivers/test_contracts.py holds every backend to them). Every sample carries the host
-monotonic time (``time.monotonic()``) and, where the device has one, its own clock. A device that fails
-raises ``DeviceError`` naming itself.
+Like python-can's one abstract bus with many backends: the rig (app/rig/rig.py), the engine that
+commands the servos and the calibration procedures talk to these, never to dynamixel_sdk, nidaqmx or
+sockets directly. Each Protocol declares exactly what app/ calls on a device of its family, and app/
+holds devices by these types (app/rig/backends.py builds them; tests/drivers/test_contracts.py holds
+every backend to them). Every sample carries the host monotonic time (``time.monotonic()``) and, where
+the device has one, its own clock. A device that fails raises ``DeviceError`` naming itself.
 """
 
 from __future__ import annotations
