@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
+from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 from uartlab.errors import CalibrationError
 from uartlab.protocols.runner import Action, Phase
@@ -138,8 +139,8 @@ class RigProbe:
         return "the servos hold where they are"
 
     # ------------------------------------------------------------ servos
-    def read(self):
-        """The actuators now (one bus read through the rig's driver): ActuatorSample."""
+    def read(self) -> ActuatorSample:
+        """The actuators now (one bus read through the rig's driver)."""
         return self.rig.actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:
