@@ -11,8 +11,8 @@ Why here, at the package root next to ``uartlab.errors``, and not in app/: the r
 application need the names too — calibration/ reads the rig's streams through a probe and a tape
 (``tape.field(JOINTS_IK.stream, JOINTS_IK.angles_rad)``), and calibration may import drivers and sim but
 never app. So the declarations live where every layer may import them. This module imports only
-dataclasses and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
-from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
+dataclasses, enum and ``uartlab.names`` (tuples of strings, no numerics), so importing the schema loads no
+layer. The runner's ``Phase`` is declared here too: the runner stream records a phase as its index.
 
 ``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; core/streams.py re-exports them beside
 ``Record`` and ``Event``. The file layout and names are those of every file already recorded
@@ -22,8 +22,9 @@ from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
-from uartlab.sim.names import JOINTS, TENDONS
+from uartlab.names import JOINTS, TENDONS
 
 HOST_TIME = "host_time_s"
 EVENTS = "events"                 # the pseudo-stream Events travel under (core/hub.py)
@@ -129,6 +130,24 @@ DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 
 WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
 
 
+class Phase(Enum):
+    """The protocol runner's states (protocols/runner.py runs them). The runner stream records a phase as its
+    index in this order, so a new phase goes last and recorded files keep their meaning."""
+
+    SAFE = "SAFE"
+    ARMED = "ARMED"
+    PRETENSION = "PRETENSION"
+    ACTUATE = "ACTUATE"
+    SETTLE = "SETTLE"
+    RECORD = "RECORD"
+    RETURN = "RETURN"
+    DONE = "DONE"
+    PAUSED = "PAUSED"
+    ABORTED = "ABORTED"
+    FAULT = "FAULT"
+    PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py)
+
+
 def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
     return (
         FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p}" for i, p in enumerate(phase_names))),
@@ -149,7 +168,6 @@ def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
 
 
 def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
-    from uartlab.protocols.runner import Phase  # here, not at the top: the schema loads no layer on import
     return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(tuple(p.name for p in Phase)), rate_hz, None)
 
 
@@ -205,7 +223,7 @@ class StreamNames:
 ACTUATORS = StreamNames("actuators", actuators_spec(1.0).fields)
 DAQ = StreamNames("daq", daq_spec(1.0).fields)
 MOCAP = StreamNames("mocap", mocap_spec([], None).fields)
-JOINTS_IK = StreamNames("joints", joints_spec(None).fields)   # not JOINTS: that is sim.names' joint order
+JOINTS_IK = StreamNames("joints", joints_spec(None).fields)   # not JOINTS: that is uartlab.names' joint order
 RUNNER = StreamNames(RUNNER_STREAM, _runner_fields(()))
 MODEL = StreamNames(MODEL_STREAM, MODEL_FIELDS)
 STREAMS: dict[str, StreamNames] = {s.stream: s for s in (ACTUATORS, DAQ, MOCAP, JOINTS_IK, RUNNER, MODEL)}

@@ -31,7 +31,7 @@ from uartlab.drivers import mx64
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
 from uartlab.drivers.mx64_link import BusEvent, BusStats, CommError, Mx64Link, ServoError, _Port
 from uartlab.drivers.sea import SeaGeometry
-from uartlab.sim.names import TENDONS
+from uartlab.names import TENDONS
 
 DEFAULT_IDS = (1, 2, 3, 4, 5, 6)
 # est.: 60 % of the MX-64's 6.6 rad/s no-load speed and 40 rad/s^2, so a 10 mm tendon step (0.5 rad on the

@@ -42,6 +42,7 @@ from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observatio
 from uartlab.protocols.limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
 from uartlab.protocols.suite import Suite, SuiteTrial
 from uartlab.protocols.trajectories import Trajectory
+from uartlab.schema import Phase  # declared with the runner stream, which records it as an index
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
 
@@ -56,21 +57,6 @@ DEFAULT_PRETENSION_GAIN_M_PER_N = 2e-4
 DEFAULT_PRETENSION_TIMEOUT_S = 5.0
 # Pretension never pulls a tendon further than this (declared with the limits, which count it in the
 # worst-case excursion a suite may command): protocols/limits.py.
-
-
-class Phase(Enum):
-    SAFE = "SAFE"
-    ARMED = "ARMED"
-    PRETENSION = "PRETENSION"
-    ACTUATE = "ACTUATE"
-    SETTLE = "SETTLE"
-    RECORD = "RECORD"
-    RETURN = "RETURN"
-    DONE = "DONE"
-    PAUSED = "PAUSED"
-    ABORTED = "ABORTED"
-    FAULT = "FAULT"
-    PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py); last, so recorded indices keep
 
 
 _RUNNING = {Phase.ARMED, Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN}
