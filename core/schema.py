@@ -21,6 +21,7 @@ layer. The runner's ``Phase`` is declared here too: the runner stream records a 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -229,7 +230,7 @@ MODEL = StreamNames(MODEL_STREAM, MODEL_FIELDS)
 STREAMS: dict[str, StreamNames] = {s.stream: s for s in (ACTUATORS, DAQ, MOCAP, JOINTS_IK, RUNNER, MODEL)}
 
 
-def declared_specs(marker_names: list[str] = ("m0",), rate_hz: float = 100.0) -> dict[str, StreamSpec]:
+def declared_specs(marker_names: Sequence[str] = ("m0",), rate_hz: float = 100.0) -> dict[str, StreamSpec]:
     """One spec of every declared stream (at one rate), for tests and benches that need them all."""
     return {s.name: s for s in (actuators_spec(rate_hz), daq_spec(rate_hz), mocap_spec(list(marker_names), rate_hz),
                                 joints_spec(rate_hz), runner_spec(rate_hz), model_spec(rate_hz))}

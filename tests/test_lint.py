@@ -68,12 +68,13 @@ def test_ruff_is_clean():
 def test_import_layers(tree):
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([_tool("lint-imports"), "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "0 broken" in proc.stdout, proc.stdout
+    print(proc.stdout + proc.stderr)   # the whole report, shown when the test fails
+    assert proc.returncode == 0 and "0 broken" in proc.stdout, "import contracts broken (report above)"
 
 
 def test_types(tree):
     env = {**os.environ, "MYPYPATH": str(tree)}
     proc = subprocess.run([_tool("mypy"), "-p", "uartlab", "--cache-dir", str(LINT_DIR / "mypy")],
                           cwd=ROOT, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, _in_checkout(proc.stdout + proc.stderr, tree)
+    print(_in_checkout(proc.stdout + proc.stderr, tree))   # every finding, shown when the test fails
+    assert proc.returncode == 0, "mypy found type errors (report above)"
