@@ -251,7 +251,9 @@ class Mx64Bus(Mx64Link):
 
     def _read_ticks(self) -> list[int]:
         self.read()
-        return [int(t) for t in self._last_ticks]
+        ticks = self._last_ticks
+        assert ticks is not None, "read() keeps the positions it read"
+        return [int(t) for t in ticks]
 
     def _field(self, data: bytes, name: str) -> int:
         item = self.table[name]
@@ -311,6 +313,7 @@ class Mx64Bus(Mx64Link):
                 f"; also {', '.join(others)}" if others else "")
         self._event(dxl_id, "hardware error" if hw is not None else "fault", what)
         self._safe_torque_off()
+        assert dxl_id is not None, "a fault names its servo: by hw or by dxl_id"
         error = ServoError(dxl_id, self.tendon(dxl_id), what, 0 if hw is None else int(hw[self.ids.index(dxl_id)]))
         error.sample = sample
         raise error
