@@ -7,10 +7,10 @@ consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tend
 name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
 any module names a field by string literal that no declaration has.
 
-Why here, at the package root next to ``uartlab.errors``, and not in app/: the readers below the
-application need the names too — calibration/ reads the rig's streams through a probe and a tape
-(``tape.field(JOINTS_IK.stream, JOINTS_IK.angles_rad)``), and calibration may import drivers and sim but
-never app. So the declarations live where every layer may import them. This module imports only
+Why here, at the package root next to ``uartlab.errors`` and beside the Record, Event and Hub that carry
+the streams: every room names fields through these declarations (the rig, the recorder and the player, the
+engine, the live model, the window, the calibration procedures' probe, compare), and every layer may import
+the package root (docs/architecture.md). This module imports only
 dataclasses, enum and ``uartlab.names`` (tuples of strings, no numerics), so importing the schema loads no
 layer. The runner's ``Phase`` is declared here too: the runner stream records a phase as its index.
 

@@ -26,7 +26,7 @@ from uartlab.sim import Finger
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 from uartlab.streams import FieldSpec, Record, StreamSpec
 
-GOAL_MARGIN = 20.0   # issue 7: the tick period over the model's time per tick
+GOAL_MARGIN = 20.0   # the tick period over the model's time per tick
 RATES_HZ = (100.0, 200.0)
 EMPTY_SPEC = StreamSpec("empty", "bench", (FieldSpec("trial_index", "i8", (), "", "echo of the tick"),))
 

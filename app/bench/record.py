@@ -27,11 +27,11 @@ from uartlab.app.record.writer import SessionRecorder
 from uartlab.schema import actuators_spec, daq_spec, mocap_spec
 from uartlab.streams import Record, StreamSpec
 
-GOAL_CPU_SHARE = 0.10        # issue 5
-GOAL_HEADROOM = 10.0         # issue 5: max sustainable rate / load
+GOAL_CPU_SHARE = 0.10        # of one core
+GOAL_HEADROOM = 10.0         # max sustainable rate / load
 DAQ_CHANNELS, DAQ_RATE_HZ, DAQ_BLOCK = 13, 19_200.0, 96   # 13 x 19.2 kHz = 249.6 kS/s; 96 rows = 5 ms
 # (6 pots, the reference, 6 gauges; each row also carries the derived tendon forces and wrench)
-SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # issue 5 rates; 12 markers on the finger
+SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # the rig's rates; 12 markers on the finger
 
 # The producers' own declarations (uartlab.schema) at the bench's rates: what a recording really writes.
 SPECS = (daq_spec(DAQ_RATE_HZ), actuators_spec(SERVO_RATE_HZ),

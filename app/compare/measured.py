@@ -1,8 +1,9 @@
 """Trials out of session files, as the comparison needs them.
 
-A trial's time range in the session file is [actuation start, steady state reached] (contract of issue 6;
-the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative to that start and in protocol
-seconds (host seconds x the trial's ``time_scale``: a twin at 4x runs a 4 s pull in 1 s of host time):
+A trial's time range in the session file is [actuation start, steady state reached] (the trial rows
+app/run/experiment.py writes; the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative
+to that start and in protocol seconds (host seconds x the trial's ``time_scale``: a twin at 4x runs a 4 s pull
+in 1 s of host time):
 
 - tendon excursions (``actuators.excursion_m``), the model's inputs;
 - input tendon tensions from the SEAs (``daq.tendon_force_N``);

@@ -58,7 +58,7 @@ class TrueRepeat:
 
 def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.ndarray,
                      time_scale: float = 1.0) -> dict:
-    """parameters_json as the runner writes it (contract of issue 6)."""
+    """parameters_json as app/run/experiment.py writes it (``Experiment.trial_parameters``)."""
     return {"suite": "model", "suite_sha256": "", "trial": trial.name, "kind": trial.kind, "pose": trial.pose,
             "surface_angle_deg": trial.surface_angle_deg,
             "pulls": [{"tendon": p.tendon, "amplitude_mm": 1e3 * p.amplitude_m, "duration_s": p.duration_s,

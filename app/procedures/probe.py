@@ -17,9 +17,9 @@ procedure on the tick it happens; any exception or Ctrl-C inside ``procedure`` l
 where they are (the engine's safe action) and the reason is said before the exception goes on, so the
 caller writes nothing.
 
-Duck-typed over app.rig.Rig (``hub``, ``actuators``, ``time_scale``, ``motion``): calibration/ never
-imports app/. Streams and fields are named through uartlab.schema (``DAQ.tendon_force_N``), which
-every layer may import.
+It uses the rig by its attributes only (``hub``, ``actuators``, ``time_scale``, ``motion``: what
+app/rig/rig.py's ``Rig`` has), so the procedures in app/procedures/ run on any started rig. Streams and
+fields are named through uartlab.schema (``DAQ.tendon_force_N``).
 """
 
 from __future__ import annotations
@@ -125,7 +125,10 @@ class RigProbe:
             return "the servos were not moved"
         if run.phase is Phase.FAULT:
             reason = run.runner.fault_reason or ""
-            if reason.startswith("actuators:"):  # the servo bus failed: its driver has turned torque off
+            trip = run.runner.interlocks.tripped
+            # The servo bus failed ("actuators:", its stream's fault), or the engine saw a servo's error bits
+            # first: those come only in the sample of the read that failed, after the driver turned torque off.
+            if reason.startswith("actuators:") or (trip is not None and trip.check == "hardware_error"):
                 return "torque off (the MX-64 driver turns it off when a servo faults)"
             return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
                    f"(tripped: {reason})"

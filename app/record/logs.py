@@ -42,7 +42,7 @@ def event_level(kind: str) -> int:
 
 
 def log_event(event) -> None:
-    """One rig event (app/streams.Event) as a log record at its kind's level."""
+    """One rig event (``uartlab.streams.Event``) as a log record at its kind's level."""
     events_log.log(event_level(event.kind), "%s [%s] %s", event.kind, event.source, event.message)
 
 

@@ -1,6 +1,6 @@
 """Reading session files back: ``SessionFile`` (the reader) and ``ReplayRig`` (the file as live streams).
 
-The symmetric pair of ``recorder.SessionRecorder`` (python-can's logger/player pattern). ``SessionFile``
+The symmetric pair of ``SessionRecorder`` (app/record/writer.py) (python-can's logger/player pattern). ``SessionFile``
 opens a cleanly closed file normally and falls back to SWMR read access when HDF5 says the file is open
 for write: so it also reads a file still being written (``refresh()`` shows new samples) and one whose
 writer was killed (HDF5 refuses an ordinary open of those until ``h5clear -s`` resets the writer's flags).

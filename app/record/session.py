@@ -1,6 +1,6 @@
 """A recording session: every stream and event of a running rig, from the hub into one HDF5 file.
 
-The recorder is a hub consumer like any other (DESIGN: the live model, GUI and interlocks are too): it
+The recorder (app/record/writer.py) is a hub consumer like any other (the live model, GUI and engine are too): it
 subscribes with a deep queue on its own thread, so a slow disk can never stall acquisition or control;
 anything the hub had to drop for it is counted and written into the file at close, with each device's
 clock offset and drift, so the file says how its streams line up and what, if anything, is missing.

@@ -10,14 +10,12 @@ carries the host monotonic time and the device's own clock (Realtime Tick, DAQ s
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
 ends; the other threads go on, and ``health()`` says which device failed.
 
-Clock sync (``ClockSync``), per device: each observation is (device clock in s, host time the sample
-reached us). host = offset + device + latency, latency >= 0, so the *smallest* host - device seen is the
-tightest bound. Observations are binned by device time (1 s bins, the last 120 kept) and each bin keeps
-its minimum-latency point: the lower envelope, free of scheduling and USB/network delays. A least-squares
-line host = a + b * device through those envelope points gives offset and drift (b - 1); until they span
-10 s the drift is taken as 0 (two close points would give a wild slope) and the offset is the envelope
-minimum. The estimate is published every 5 s as a "clock" Event and is in ``clock_sync()`` for the
-recorder. The twin's device clocks follow the plant clock, so a twin run at speed != 1 shows that as drift.
+Each stream thread feeds its device's (device clock, host arrival) pairs to a ``ClockSync``
+(app/rig/clock_sync.py, which says how offset and drift are estimated); the DAQ's per-sample host times
+come from that mapping. Every 5 s each estimate is published as a "clock" Event, and ``clock_sync()``
+hands them to the recording session for the file. The MX-64 bus is one ``LockedActuators``: the
+actuators thread reads it while the engine (app/run/engine.py) commands it. The joints stream (mocap IK)
+is app/rig/joint_stream.py; what comes from rig.toml and the calibration store is app/rig/calibrations.py.
 """
 
 from __future__ import annotations
@@ -58,7 +56,7 @@ from uartlab.streams import Record
 log = logging.getLogger(__name__)
 
 
-# ------------------------------------------------------------------ clock sync
+# ------------------------------------------------------------------ device streams
 @dataclass
 class DeviceHealth:
     device: str

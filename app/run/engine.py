@@ -13,8 +13,8 @@ publish one `runner` record (command, measurements, phase) so the file holds wha
 The interlocks are the runner's, evaluated on every tick. The loop never blocks on anything but the bus:
 devices, IK, recording and the live model all run on their own threads behind bounded queues.
 
-Nothing else sends goals to the servos (tests/test_engine.py checks the source); the only other path to
-them is torque off, on the E-stop and on a failure the driver itself detects.
+Nothing else sends goals to the servos (tests/app/procedures/test_procedure_safety.py checks the source);
+the only other path to them is torque off, on the E-stop and on a failure the driver itself detects.
 
 Time: the runner counts protocol seconds, host seconds x ``rig.time_scale`` (1 on hardware; the twin's
 speed on an all-twin rig). Stream ages for the interlocks stay in host seconds: staleness is about delivery.

@@ -5,7 +5,7 @@
     session = RecordingSession(rig, path)
     live.start(); ...; live.close()
 
-It reads the `runner` stream of app/run/experiment.py (one sample per control tick: phase, trial_index, measured
+It reads the `runner` stream of app/run/engine.py (one sample per control tick: phase, trial_index, measured
 excursions, tendon forces, joint angles, Nano17 wrench). Ticks are stamped in host seconds; the model
 advances ``time_scale`` model seconds per host second (``rig.time_scale``: 1 on hardware, the twin's speed).
 When a trial's actuation starts (phase becomes ACTUATE) it sets the model up the paper's way from the measured

@@ -2,9 +2,8 @@
 
 ``Latest`` keeps the newest value of everything the runner looks at, from hub items (the mean of the last
 10 ms of SEA and Nano17 readings; the settle rule's windowed joint speed). ``runner_spec`` (declared in
-uartlab.schema, re-exported here) is the stream an Experiment publishes once per control tick;
-``SteadyState`` is what RECORD keeps of a trial.
-Split from experiment.py, which owns the loop.
+uartlab.schema, re-exported here) is the stream the engine publishes once per control tick;
+``SteadyState`` is what RECORD keeps of a trial. The loop itself is the engine's (app/run/engine.py).
 """
 
 from __future__ import annotations

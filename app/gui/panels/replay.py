@@ -1,6 +1,6 @@
 """Replay panel: open a session file, a timeline with its trials and trips, play/pause/seek/speed.
 
-The file is played by ``app.replay.ReplayRig`` into its own Hub; the window attaches every live view to
+The file is played by ``ReplayRig`` (app/record/player.py) into its own Hub; the window attaches every live view to
 that hub exactly as it does to the rig's, so whatever works live works on a replay. ``ReplayRig`` has
 no pause: pausing stops its thread and remembers the position, resuming seeks there and starts again.
 """

@@ -4,7 +4,7 @@ a disk without room for the session refuses to start.
 How the failures are made: a full disk is real - a small tmpfs (mounted here; skipped where mounting is not
 allowed) that another writer fills mid-run. A removed USB disk is injected at the recorder's write layer
 (the next append fails with EIO), because unplugging cannot be done here and deleting the folder is not
-the same failure (Linux keeps an unlinked file writable; the recorder notices by looking, see recorder.py).
+the same failure (Linux keeps an unlinked file writable; the recorder notices by looking, see app/record/writer.py).
 The folder deleted mid-recording is real (shutil.rmtree). The pre-flight's free space comes from the OS
 boundary, ``shutil.disk_usage``, patched to report little room.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import short_suite_toml, wait_for
+from conftest import mounted_tmpfs, short_suite_toml, wait_for
 from uartlab.app.cli.main import main
 from uartlab.app.record import free_space
 from uartlab.app.record.player import SessionFile
@@ -74,15 +74,8 @@ def torque_on(rig) -> list[bool]:
 @pytest.fixture
 def small_disk(tmp_path):
     """A 64 MiB tmpfs: room for a short session and the recorder's reserve, until a filler takes the rest."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a real disk-full needs root to mount a small tmpfs")
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], capture_output=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)  # lazy: a leaked handle must not leave it mounted
+    with mounted_tmpfs(tmp_path / "disk", 64) as mnt:
+        yield mnt
 
 
 def fill(folder: Path) -> None:
