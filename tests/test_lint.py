@@ -72,6 +72,8 @@ def test_import_layers(tree):
     assert proc.returncode == 0 and "0 broken" in proc.stdout, "import contracts broken (report above)"
 
 
+@pytest.mark.slow   # ~45 s with a cold cache (the first run in a checkout), ~2 s after
+@pytest.mark.timeout(900)   # a cold cache on a loaded machine
 def test_types(tree):
     env = {**os.environ, "MYPYPATH": str(tree)}
     proc = subprocess.run([_tool("mypy"), "-p", "uartlab", "--cache-dir", str(LINT_DIR / "mypy")],
