@@ -1,7 +1,7 @@
 """The model's names, with their index order: the paper's joints, tendons and poses (declared in
 uartlab.names, re-exported here) and the model's own tendon segments, junction masses and moment-arm groups.
 
-Every array in sim/ that is indexed by joint or tendon uses the order defined here.
+Every array in sim/ that is indexed by joint or tendon uses the order of these names.
 """
 
 from __future__ import annotations
