@@ -19,12 +19,12 @@ from_sessions.py: recorded sessions):
     store.py         versioned, dated TOML files with provenance; the current set; staleness
     applied.py       the model's parameters with the store's moment arms and model values applied
     record_checks.py what each kind's values must be, checked whenever a store file is read
-    errors.py        CalibrationError
 
+Every failure raises uartlab.errors.CalibrationError (re-exported here), and nothing is written.
 Nothing here imports Qt, protocols/ or app/ (docs/architecture.md: calibration -> drivers, sim, the
 package root); what moves the rig for a procedure is app/procedures/.
 """
 
-from uartlab.calibration.errors import CalibrationError
+from uartlab.errors import CalibrationError
 
 __all__ = ["CalibrationError"]

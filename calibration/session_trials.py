@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.model_fit import TrialRecording
+from uartlab.errors import CalibrationError
 
 SAMPLE_S = 0.04        # as the twin path (app/procedures/on_twin.py run_model): 25 rows per protocol second
 MIN_SAMPLES = 10       # model_fit.fit_model's minimum

@@ -2,10 +2,10 @@
 
 Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
-``events`` pseudo-stream. Producers build their records from these declarations (``daq_spec(rate)`` ...);
-consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
-name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
-any module names a field by string literal that no declaration has.
+``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
+(``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
+``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
+tests/core/test_stream_schema.py fails when any module names a field by string literal that no declaration has.
 
 Why here, at the package root next to ``uartlab.errors`` and beside the Record, Event and Hub that carry
 the streams: every room names fields through these declarations (the rig, the recorder and the player, the
@@ -14,8 +14,8 @@ the package root (docs/architecture.md). This module imports only
 dataclasses, enum and ``uartlab.names`` (tuples of strings, no numerics), so importing the schema loads no
 layer. The runner's ``Phase`` is declared here too: the runner stream records a phase as its index.
 
-``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; core/streams.py re-exports them beside
-``Record`` and ``Event``. The file layout and names are those of every file already recorded
+``FieldSpec``/``StreamSpec`` (the descriptor classes) and ``EventKind`` live here too; core/streams.py
+re-exports them beside ``Record`` and ``Event``. The file layout and names are those of every file already recorded
 (docs/session-file.md); ``frame`` is written as an HDF5 attribute only where a field has one.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from uartlab.names import JOINTS, TENDONS
 
@@ -35,6 +35,37 @@ FRAME_NANO17 = "Nano17 sensor"
 FRAME_WORLD = "world (X distal, Y radial, Z dorsal)"
 FRAME_MOTIVE = "Motive"
 FRAME_ANATOMICAL = "anatomical"
+
+
+class EventKind(StrEnum):
+    """What an Event is about. The value is the text the session file's events table and the logs keep
+    (docs/session-file.md), so producers and consumers use the members and the file format stays text."""
+
+    PHASE = "phase"                # the runner changed phase
+    TRIAL = "trial"                # a trial started or stopped
+    STEADY = "steady"              # RECORD: the steady state the rig measured (JSON)
+    FAULT = "fault"                # a device, a stream or the recorder failed
+    TRIP = "trip"                  # an interlock latched FAULT
+    ESTOP = "estop"                # the E-stop: torque off
+    OPERATOR = "operator"          # what the operator did (or the twin for them): a placed finger, a tare
+    DEVICE = "device"              # a device started, went quiet or came back
+    CLOCK = "clock"                # a host - device clock offset and drift estimate
+    OVERFLOW = "overflow"          # samples lost at the device (the DAQ's buffer)
+    DROP = "drop"                  # a hub subscriber fell behind: its oldest items were dropped
+    DROPS = "drops"                # the session's drop counts, written when it closes (JSON)
+    WARNING = "warning"            # something to look at that stops nothing (the recording's free space)
+    CALIBRATION = "calibration"    # the calibrations in use, a stale one, a procedure's progress
+    MODEL = "model"                # the live model's news
+
+    @classmethod
+    def read(cls, text: str) -> EventKind | str:
+        """The kind of an event read back from a file: its member, or for a kind this version does not
+        know (a newer uartlab's) the text itself, so the file still reads and the event matches no member."""
+        try:
+            return cls(text)
+        except ValueError:
+            return text
+
 
 SIX = (len(TENDONS),)
 FOUR = (len(JOINTS),)
@@ -131,9 +162,10 @@ DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 
 WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
 
 
-class Phase(Enum):
-    """The protocol runner's states (protocols/runner.py runs them). The runner stream records a phase as its
-    index in this order, so a new phase goes last and recorded files keep their meaning."""
+class Phase(StrEnum):
+    """Where the protocol runner is (protocols/runner.py runs it). The value is the name the status, the
+    summaries and the logs show; the runner stream records a phase as its index in PHASES, so a new phase
+    goes last and recorded files keep their meaning."""
 
     SAFE = "SAFE"
     ARMED = "ARMED"
@@ -147,6 +179,9 @@ class Phase(Enum):
     ABORTED = "ABORTED"
     FAULT = "FAULT"
     PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py)
+
+
+PHASES: tuple[Phase, ...] = tuple(Phase)  # the recorded `phase` field (runner, model streams) indexes this
 
 
 def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
@@ -169,7 +204,7 @@ def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
 
 
 def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
-    return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(tuple(p.name for p in Phase)), rate_hz, None)
+    return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(PHASES), rate_hz, None)
 
 
 MODEL_FIELDS = (

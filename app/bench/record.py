@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 import threading
@@ -24,6 +25,7 @@ import numpy as np
 from uartlab.app.cli.paths import writable_folder
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.writer import SessionRecorder
+from uartlab.pacing import FixedRate
 from uartlab.schema import actuators_spec, daq_spec, mocap_spec
 from uartlab.streams import Record, StreamSpec
 
@@ -59,11 +61,10 @@ class _Producer(threading.Thread):
     def run(self) -> None:
         n_blocks = int(self.seconds / self.period_s)
         dt = np.arange(self.rows) / RATE_HZ[self.spec.name]
+        # Every block is written, late ones at once; all streams on one time base.
+        pace = FixedRate(self.period_s, max_late_s=math.inf, start_s=self.t0)
         for k in range(n_blocks):
-            due = self.t0 + (k + 1) * self.period_s
-            delay = due - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            pace.wait()
             rec = Record(self.spec.name, self.t0 + k * self.period_s + dt, self.data)
             c0 = time.thread_time()
             self.rec.write(rec)

@@ -24,7 +24,7 @@ from uartlab.schema import actuators_spec, daq_spec, joints_spec
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip
-from uartlab.streams import Event, Record
+from uartlab.streams import Event, EventKind, Record
 
 REST_S = 0.3       # at rest before actuation starts (the initial-state window reads it)
 GAP_S = 1.0        # between trials (nothing recorded: the "return" of the real runner)
@@ -83,7 +83,8 @@ def write_model_session(path: str | os.PathLike, trials: list[Trial], params: Fi
             rec.add_stream(spec)
         clock = 1000.0
         if tared:
-            rec.event(Event(clock - 1.0, "operator", "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))  # as the rig logs it
+            # as the rig logs it
+            rec.event(Event(clock - 1.0, EventKind.OPERATOR, "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))
         sample = 0
         for trial in trials:
             for k in range(1, repeats + 1):

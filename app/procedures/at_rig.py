@@ -21,8 +21,8 @@ from collections.abc import Callable
 import numpy as np
 from uartlab.app.procedures.probe import RigProbe
 from uartlab.calibration import mocap, moment_arms, nano17, sea, servo_zero
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import SeaGeometry
+from uartlab.errors import CalibrationError
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS, tendon_index

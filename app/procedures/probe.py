@@ -30,12 +30,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
+from uartlab.errors import CalibrationError
 from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
 from uartlab.schema import ACTUATORS, DAQ, WATCHED_STREAMS
 from uartlab.sim.names import TENDONS
+from uartlab.streams import EventKind
 
 log = logging.getLogger(__name__)
 STREAMS = WATCHED_STREAMS   # actuators daq mocap joints
@@ -110,7 +111,7 @@ class RigProbe:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
             how = self.hold()
             message = f"{name} calibration stopped: {reason}; {how}; nothing written"
-            self.rig.hub.event("calibration", "calibration", message)  # for whoever records or shows the rig
+            self.rig.hub.event(EventKind.CALIBRATION, "calibration", message)  # for whoever records or shows the rig
             self.say(message)
             raise
         finally:
@@ -192,7 +193,7 @@ class RigProbe:
         for item in self._sub.drain():
             stream = getattr(item, "stream", None)
             if stream is None:  # an Event
-                if item.kind == "fault":
+                if item.kind == EventKind.FAULT:
                     raise CalibrationError(self.name, f"a device failed: {item.message}")
                 continue
             self._recent[stream].append(item)

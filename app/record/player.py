@@ -22,7 +22,7 @@ import numpy as np
 from uartlab.app.record.writer import SCHEMA
 from uartlab.errors import InputFileError
 from uartlab.hub import Hub
-from uartlab.streams import HOST_TIME, Event, FieldSpec, Record, StreamSpec
+from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
 SCHEMA_PREFIX = SCHEMA.rsplit("/", 1)[0] + "/"   # "uartlab.session/": every version of the layout is read
 
@@ -160,7 +160,7 @@ class SessionFile:
     def events(self) -> list[Event]:
         if "events" not in self._file:
             return []
-        return [Event(float(r[HOST_TIME]), _text(r["kind"]), _text(r["source"]), _text(r["message"]))
+        return [Event(float(r[HOST_TIME]), EventKind.read(_text(r["kind"])), _text(r["source"]), _text(r["message"]))
                 for r in self._file["events"][:]]
 
     def time_span_s(self) -> tuple[float, float]:

@@ -15,11 +15,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 from uartlab.app.gui.file_chooser import choose
+from uartlab.streams import EventKind
 
 SPEEDS = ("0.25", "0.5", "1", "2", "5", "10", "max")
 OUTCOME_BRUSH = {"settled": (46, 125, 50, 60)}
 OTHER_BRUSH = (198, 40, 40, 60)
-ALERT_KINDS = ("trip", "estop", "fault")
+ALERT_KINDS = (EventKind.TRIP, EventKind.ESTOP, EventKind.FAULT)
 
 
 class ReplayPanel(QWidget):
