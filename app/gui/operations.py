@@ -566,8 +566,7 @@ def _import_device_modules() -> None:
     of grpc/nidaqmx on a worker thread while the GUI thread is inside Qt deadlocked (seen under pytest-qt,
     PySide6 6.11: worker stuck in the import, GUI thread in an enum call). Once imported, nothing is left
     for the worker to import. Costs ~0.5 s once, at the first connect."""
-    import uartlab.drivers.twins.daq_grpc  # noqa: F401 - grpc, nidaqmx and their generated stubs
-    import uartlab.drivers.twins.dxl_bus  # noqa: F401
-    import uartlab.drivers.twins.motive  # noqa: F401
-    import uartlab.drivers.twins.rig  # noqa: F401
+    from uartlab.app.rig.backends import preload_modules
+
+    preload_modules()
     import uartlab.sim.statics  # noqa: F401 - scipy.optimize, imported by the twin's start state

@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 
 from uartlab.app.record.logs import log_event, log_file
@@ -45,8 +44,10 @@ def rig_texts(rig) -> tuple[str, dict[str, str]]:
     if cal is not None:
         calibrations = {Path(cal).name: Path(cal).read_text(encoding="utf-8", errors="replace")}
     else:
-        ref = resources.files("uartlab.drivers.twins") / "data" / "twin_nano17.cal"
-        calibrations = {"twin_nano17.cal": ref.read_text(encoding="utf-8", errors="replace")}
+        from uartlab.app.rig.backends import twin_ft_calibration_file
+
+        name, text = twin_ft_calibration_file()
+        calibrations = {name: text}
     calibrations["sea.json"] = json.dumps({"sea": repr(cfg.sea)})
     # The calibration store's current set, verbatim (calibration/store.py); none without a store.
     from uartlab.calibration.store import current_calibration_texts

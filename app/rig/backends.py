@@ -99,3 +99,26 @@ def twin_ft_calibration() -> FTCalibration:
     from uartlab.drivers.twins.nano17 import load_twin_calibration
 
     return load_twin_calibration()
+
+
+def twin_ft_calibration_file() -> tuple[str, str]:
+    """The twin's Nano17 calibration file as (name, text), to embed in a session file verbatim."""
+    from importlib import resources
+
+    from uartlab.drivers.twins.nano17 import TWIN_CAL_FILE
+
+    data = (resources.files("uartlab.drivers.twins") / "data" / TWIN_CAL_FILE).read_bytes()
+    text = data.decode("utf-8", errors="replace")
+    return TWIN_CAL_FILE, text
+
+
+def preload_modules() -> None:
+    """Import every module a rig start may import: each table's factories, their drivers (dynamixel_sdk,
+    nidaqmx and grpc) and the twin rig's. For a caller that must not import them on a worker thread later:
+    the window (PySide6 hooks ``__import__``; a first import of grpc/nidaqmx on a worker while the GUI thread
+    was inside Qt deadlocked)."""
+    importlib.import_module(FACTORIES)
+    for module in ("uartlab.drivers.mx64_bus", "uartlab.drivers.usb6210", "uartlab.drivers.mocap",
+                   "uartlab.drivers.twins.daq_grpc", "uartlab.drivers.twins.dxl_bus",
+                   "uartlab.drivers.twins.motive", "uartlab.drivers.twins.rig"):
+        importlib.import_module(module)
