@@ -12,10 +12,14 @@ import math
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from uartlab.app.record.logs import event_level
 from uartlab.errors import ConfigError
 from uartlab.streams import Event
+
+if TYPE_CHECKING:
+    from uartlab.app.run.rig_like import RigLike
 
 RUN_OVER = ("DONE", "ABORTED", "FAULT")
 
@@ -23,7 +27,7 @@ RUN_OVER = ("DONE", "ABORTED", "FAULT")
 class Operations:
     def __init__(self, window):
         self.w = window
-        self.rig = None
+        self.rig: RigLike | None = None
         self.backends: dict[str, str] = {}
         self.session = None                  # RecordingSession
         self.session_started_s = 0.0

@@ -5,6 +5,9 @@
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
+What the engine, the recording session, the procedures and the GUI may use of it is ``RigLike``
+(app/run/rig_like.py); the drivers themselves (``rig.nano17``, ``rig.mocap`` ...) are the rig's own.
+
 Streams ("actuators", "daq", "mocap") are declared once in uartlab.schema (``*_spec``) with units. Every sample
 carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
@@ -131,6 +134,8 @@ class LockedActuators:
 
 
 class Rig:
+    """The live rig; satisfies ``RigLike`` (app/run/rig_like.py), which is all its users may use of it."""
+
     def __init__(self, config: RigConfig, hub: Hub | None = None):
         self.config, self.hub = config, hub or Hub()
         self._twin = None
@@ -239,6 +244,35 @@ class Rig:
             raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
                               "(real hardware runs at 1x)")
         return speed if backends == {"twin"} else 1.0
+
+    @property
+    def has_nano17(self) -> bool:
+        return self.nano17 is not None
+
+    @property
+    def has_sea_forces(self) -> bool:
+        return self.sea_forces is not None
+
+    @property
+    def has_joint_angles(self) -> bool:
+        return self.joints is not None
+
+    @property
+    def marker_names(self) -> tuple[str, ...]:
+        return () if self.mocap is None else tuple(self.mocap.marker_names)
+
+    def nano17_saturated(self, gauge_V: np.ndarray) -> np.ndarray:
+        """Gauge readings at an output rail, by the Nano17's ATI calibration (all False without a Nano17)."""
+        gauge_V = np.asarray(gauge_V, dtype=float)
+        return np.zeros(gauge_V.shape, dtype=bool) if self.nano17 is None else self.nano17.cal.saturated(gauge_V)
+
+    def stream_age_limits_s(self) -> dict[str, float]:
+        """rig.toml [interlocks] stream ages, for the streams this rig has (no joints without a mocap
+        calibration)."""
+        ages = dict(self.config.interlocks.max_stream_age_s)
+        if self.joints is None:
+            ages.pop("joints", None)
+        return ages
 
     @property
     def twin_plant(self):

@@ -33,6 +33,7 @@ import time
 from collections import deque
 
 import numpy as np
+from uartlab.app.run.rig_like import RigLike
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
@@ -59,13 +60,12 @@ class Engine:
     """The control loop over ``runner`` on ``rig``; ``streams``: the stale-stream interlocks it watches
     (default: every stream rig.toml [interlocks] names that this rig has)."""
 
-    def __init__(self, rig, runner, *, control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ,
+    def __init__(self, rig: RigLike, runner, *, control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ,
                  settle_window_s: float = 1.0, streams: tuple[str, ...] | None = None):
         self.rig, self.runner = rig, runner
         self.control_rate_hz = control_rate_hz
         self.time_scale = rig.time_scale
-        nano17 = rig.nano17
-        self.latest = Latest(settle_window_s, nano17 is not None, None if nano17 is None else nano17.cal.saturated)
+        self.latest = Latest(settle_window_s, rig.has_nano17, rig.nano17_saturated if rig.has_nano17 else None)
         self._lock = threading.RLock()
         self._ticked = threading.Condition(self._lock)
         self._sub = rig.hub.subscribe("engine", {*WATCHED_STREAMS, EVENTS}, maxsize=8192)
@@ -81,11 +81,9 @@ class Engine:
         self._message = ""
 
     @staticmethod
-    def stream_ages(rig, streams: tuple[str, ...] | None = None) -> dict[str, float]:
+    def stream_ages(rig: RigLike, streams: tuple[str, ...] | None = None) -> dict[str, float]:
         """The stale-stream limits of rig.toml [interlocks] for the streams this rig has (or ``streams``)."""
-        ages = dict(rig.config.interlocks.max_stream_age_s)
-        if rig.joints is None:
-            ages.pop("joints", None)
+        ages = rig.stream_age_limits_s()
         return ages if streams is None else {s: ages[s] for s in streams if s in ages}
 
     @property
@@ -96,7 +94,7 @@ class Engine:
     def start(self, preflight_timeout_s: float = 5.0):
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
         while another engine moves this rig's servos: one loop commands them at a time."""
-        other = getattr(self.rig, "engine", None)
+        other = self.rig.engine
         if other is not None and other is not self:
             raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
         self.preflight(preflight_timeout_s)
@@ -171,7 +169,7 @@ class Engine:
         if self._thread.is_alive():
             self._thread.join(timeout=3)
         self._sub.close()
-        if getattr(self.rig, "engine", None) is self:
+        if self.rig.engine is self:
             self.rig.engine = None
 
     def describe(self) -> str:
