@@ -30,7 +30,6 @@ import math
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 from uartlab.app.rig.calibrations import RigCalibrations
@@ -38,6 +37,7 @@ from uartlab.app.rig.clock_sync import ClockEstimate, ClockSync, TickUnwrap  # n
 from uartlab.app.rig.config import ConfigError, RigConfig
 from uartlab.app.rig.joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from uartlab.app.rig.joint_stream import JointStream
+from uartlab.app.run.rig_like import DeviceHealth  # noqa: F401 - re-exported for the rig's users
 from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.mocap import OptiTrackMocap
@@ -59,18 +59,6 @@ from uartlab.sim import FingerParams
 from uartlab.streams import Record
 
 log = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------ clock sync
-@dataclass
-class DeviceHealth:
-    device: str
-    state: str                  # "starting", "streaming", "failed", "stopped"
-    rate_hz: float              # samples per second over the last second
-    samples: int
-    errors: int
-    last_error: str
-    last_sample_age_s: float    # inf before the first sample
 
 
 class _Stream:

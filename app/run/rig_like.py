@@ -11,6 +11,7 @@ checks that every member exists, of the right kind, on each rig.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -18,11 +19,23 @@ import numpy as np
 if TYPE_CHECKING:
     from uartlab.app.rig.clock_sync import ClockSync
     from uartlab.app.rig.config import RigConfig
-    from uartlab.app.rig.rig import DeviceHealth
     from uartlab.app.run.procedure import ProcedureRun
     from uartlab.drivers.interfaces import ActuatorSample
     from uartlab.hub import Hub
     from uartlab.sim import FingerParams
+
+
+@dataclass
+class DeviceHealth:
+    """What a rig says of one stream's device (``RigLike.health()``)."""
+
+    device: str
+    state: str                  # "starting", "streaming", "failed", "stopped"
+    rate_hz: float              # samples per second over the last second
+    samples: int
+    errors: int
+    last_error: str
+    last_sample_age_s: float    # inf before the first sample
 
 
 class RigActuators(Protocol):
