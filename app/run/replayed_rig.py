@@ -4,7 +4,8 @@
     exp = Experiment(rig, suite); exp.start(); ...; rig.finished.wait(); rig.stop()
 
 The file's device streams (actuators, daq, mocap, joints) are published into the rig's hub at 1x from
-``start_s`` to ``stop_s``, through ``ReplayRig`` (app/record/player.py), with their host times moved to now:
+``start_s`` to ``stop_s`` (read from the ``SessionFile`` a second ahead, delivered in 10 ms windows as
+``ReplayRig`` does; the control loop must not wait on HDF5 reads), with their host times moved to now:
 stream ages, gaps and rates are as recorded, so the stale-stream interlocks see what the live ones saw. The
 servos are ``NullActuators``: every command is accepted and counted, nothing is sent anywhere; the
 excursions the interlocks see are the recorded ones. The limits come from the rig.toml the session
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from uartlab.app.record.player import ReplayRig, SessionFile
+from uartlab.app.record.player import SessionFile
 from uartlab.app.rig.config import RigConfig, parse_rig_config
 from uartlab.app.run.rig_like import DeviceHealth
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
@@ -33,6 +34,8 @@ from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP, WATCHED_STREAMS, ru
 from uartlab.streams import Record
 
 TWIN_CAL_NAME = "twin_nano17.cal"   # what a session embeds for the twin's Nano17 (app/record/session.py)
+READ_CHUNK_S = 1.0   # recorded seconds read from the file at once: few HDF5 reads per second of replay
+WINDOW_S = 0.010     # recorded seconds delivered at once: the DAQ's blocks arrive about as often live
 
 
 class NullActuators:
@@ -108,6 +111,7 @@ class ReplayedRig:
 
     # ------------------------------------------------------------ life cycle
     def start(self) -> ReplayedRig:
+        self.offset_s = time.monotonic() - self.start_s
         self._thread.start()
         return self
 
@@ -117,21 +121,29 @@ class ReplayedRig:
             self._thread.join(timeout=3)
 
     def _run(self) -> None:
-        replay = ReplayRig(self.file, speed=1.0, streams=list(self.streams))
-        replay.seek(self.start_s)
-        self.offset_s = time.monotonic() - self.start_s
+        """Read a second at a time, deliver 10 ms windows when their recorded end has come (as a device's
+        data would arrive), paced against the start: a slow read delays a window, never the ones after."""
         try:
-            for rec in replay.records():
-                if self._stop.is_set() or rec.host_time_s[0] >= self.stop_s:
-                    break
-                moved = Record(rec.stream, rec.host_time_s + self.offset_s, rec.data)
-                self._latest[rec.stream] = moved
-                self._samples[rec.stream] += len(moved)
-                self.hub.publish(moved)
-                if replay.position_s >= self.stop_s:
-                    break
+            t = self.start_s
+            while t < self.stop_s and not self._stop.is_set():
+                chunk_end = min(t + READ_CHUNK_S, self.stop_s)
+                chunk = [self.file.read(name, *self.file.rows_between(name, t, chunk_end)) for name in self.streams]
+                while t < chunk_end and not self._stop.is_set():
+                    window_end = min(t + WINDOW_S, chunk_end)
+                    self._stop.wait(max(0.0, self.offset_s + window_end - time.monotonic()))
+                    for rec in chunk:
+                        i0, i1 = np.searchsorted(rec.host_time_s, (t, window_end), "left")
+                        if i1 > i0:
+                            self._publish(Record(rec.stream, rec.host_time_s[i0:i1] + self.offset_s,
+                                                 {k: v[i0:i1] for k, v in rec.data.items()}))
+                    t = window_end
         finally:
             self.finished.set()
+
+    def _publish(self, rec: Record) -> None:
+        self._latest[rec.stream] = rec
+        self._samples[rec.stream] += len(rec)
+        self.hub.publish(rec)
 
     def recorded_time_s(self, host_s: float) -> float:
         """A host time of this replay as the recorded run's host time."""
