@@ -425,11 +425,10 @@ class Rig:
             raise RuntimeError("the DAQ stopped delivering blocks")
 
     def _mocap_loop(self, stream: _Stream) -> None:
-        client = self.mocap.client
         stalled = False
         while not self._stopping.is_set():
             got = False
-            for rx in client.frames(timeout_s=0.5):
+            for rx in self.mocap.frames(timeout_s=0.5):
                 got = True
                 if stalled:
                     stalled = False
