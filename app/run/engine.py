@@ -13,6 +13,9 @@ publish one `runner` record (command, measurements, phase) so the file holds wha
 The interlocks are the runner's, evaluated on every tick. The loop never blocks on anything but the bus:
 devices, IK, recording and the live model all run on their own threads behind bounded queues.
 
+The rig is a ``RigLike`` (app/run/rig_like.py): the live rig, a replayed session with null actuators
+(``uartlab run SUITE --replay FILE``) or a test's scripted rig; the loop uses nothing else of it.
+
 Nothing else sends goals to the servos (tests/test_engine.py checks the source); the only other path to
 them is torque off, on the E-stop and on a failure the driver itself detects.
 
