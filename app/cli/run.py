@@ -3,6 +3,7 @@
     uartlab run free_motion                       # the twin rig unless --rig says otherwise
     uartlab run my_suite.toml --rig rig.toml --out recordings --operator kim
     uartlab run free_motion --dry-run             # the model only (protocols/dry_run.py)
+    uartlab run free_motion --replay s.h5 --max-tendon-force 8   # limits on a recorded run (run/replay_dry_run.py)
     uartlab demo                                  # the twin at 4x, one repeat of each free-motion trial
 
 Ctrl-C is the E-stop: torque off at once, the trip recorded, the file closed cleanly; a second Ctrl-C
