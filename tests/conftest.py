@@ -1,11 +1,13 @@
-"""Shared fixtures. Qt tests (later issues) run offscreen; set it before anything imports Qt."""
+"""Shared fixtures and test data. Qt tests run offscreen; that is set before anything imports Qt."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 
@@ -133,6 +135,22 @@ FT18766_LINES = (
     '',
 )
 FT18766 = "\r\n".join(FT18766_LINES)
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(folder, size_mb: int):
+    """A real small disk (tmpfs of ``size_mb``) at ``folder``, for disk-full tests; skips where mounting is not
+    allowed. Unmounted lazily at the end: a leaked handle must not leave it mounted."""
+    folder.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a real disk-full needs root to mount a small tmpfs")
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(folder)], capture_output=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 class ScriptedRig:

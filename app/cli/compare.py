@@ -2,71 +2,47 @@
 
 Re-simulates every settled trial of the sessions the paper's way and writes the paper's tables (CSV), the
 figures and an HTML report into DIR; prints the tables. Trials with the same name are the repeats of one
-tendon-loading trial, across all the sessions given. The arguments are declared in app/cli/main.py (so
-`uartlab --help` imports nothing heavy).
+tendon-loading trial, across all the sessions given. The work is app/compare/sessions.py's; this module
+imports nothing heavy until the command runs (`uartlab --help` stays fast).
 """
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 
-import numpy as np
-from uartlab.app.cli.paths import writable_folder
-from uartlab.app.compare.analysis import ParamSet, compare
-from uartlab.app.compare.measured import CompareError, load_trials
-from uartlab.app.record.params import recorded_params
-from uartlab.sim import Finger, FingerParams
 
-
-def load_param_sets(params: str | None, params_b: str | None, sessions: list[str] = ()) -> list[ParamSet]:
-    """The parameter sets to re-simulate with: ``--params`` (and ``--params-b``) as given; without
-    ``--params``, the parameters the sessions' live model ran with - the shipped defaults with the moment
-    arms and model values calibrated when they were recorded (embedded in each file), or the plain defaults."""
-    sets = []
-    for path in (params, params_b):
-        if path is None:
-            continue
-        if not os.path.exists(path):
-            raise CompareError(f"{path}: no such parameter file")
-        sets.append((os.path.splitext(os.path.basename(path))[0], os.path.abspath(path), FingerParams.from_toml(path)))
-    if params is None:
-        try:
-            sets.insert(0, recorded_params(sessions))
-        except ValueError as exc:
-            raise CompareError(str(exc)) from None
-    if len(sets) == 2 and sets[0][0] == sets[1][0]:
-        sets = [("A", *sets[0][1:]), ("B", *sets[1][1:])]
-    return [ParamSet(label, source, Finger(p)) for label, source, p in sets]
+def add_parser(sub) -> None:
+    compare = sub.add_parser("compare", help="re-simulate recorded trials and compare with the model "
+                             "(the paper's Tables 4-6, Figs. 13-16)")
+    compare.add_argument("sessions", nargs="+", metavar="SESSION.h5", help="session files; trials with the same "
+                         "name are repeats of one trial, across all files")
+    compare.add_argument("--params", metavar="P.toml", help="model parameters (default: the shipped defaults)")
+    compare.add_argument("--params-b", metavar="Q.toml", help="a second parameter set, compared side by side")
+    compare.add_argument("--out", metavar="DIR", help="report folder (default: compare_<first session name>)")
+    compare.add_argument("--trials", metavar="GLOB", help="only trials whose name matches, e.g. 'contact/Curl/*'")
+    compare.add_argument("--no-figures", action="store_true", help="tables and CSV only (faster)")
+    compare.add_argument("--json", action="store_true", help="print the summary as JSON instead of text tables")
+    compare.set_defaults(run=main)
 
 
 def run(sessions: list[str], params: str | None = None, params_b: str | None = None, out: str | None = None,
         trials_glob: str | None = None, figures: bool = True):
-    trials, skipped = [], []
-    for path in sessions:  # first: a file that is not a session is said as such
-        t, s = load_trials(path)
-        trials += t
-        skipped += s
-    sets = load_param_sets(params, params_b, sessions)
-    if trials_glob:
-        there = sorted({t.name for t in trials})
-        trials = [t for t in trials if fnmatch.fnmatchcase(t.name, trials_glob)]
-        if not trials:
-            raise CompareError(f"no settled trial matches --trials {trials_glob!r} "
-                               f"(the sessions have: {', '.join(there) or 'none'})")
-    if not trials:
-        raise CompareError("no trial to compare: " + "; ".join(f"{lab}: {why}" for lab, why in skipped))
-    out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
-    writable_folder(out, "--out")   # before the re-simulations, not after them
+    """Compare, with progress on stderr; the report folder is checked writable before the re-simulations."""
+    from uartlab.app.cli.paths import writable_folder
     from uartlab.app.cli.progress import progress
-
-    with progress("compare: re-simulating", total=len({t.name for t in trials}) * len(sets), unit="trial") as tick:
-        comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped, on_progress=tick)
+    from uartlab.app.compare.analysis import compare
     from uartlab.app.compare.figures import figure_count
     from uartlab.app.compare.report import write_report
+    from uartlab.app.compare.sessions import load_param_sets, load_session_trials
 
+    trials, skipped = load_session_trials(sessions, trials_glob)
+    sets = load_param_sets(params, params_b, sessions)
+    out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
+    writable_folder(out, "--out")
+    with progress("compare: re-simulating", total=len({t.name for t in trials}) * len(sets), unit="trial") as tick:
+        comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped, on_progress=tick)
     with progress("compare: drawing figures", total=figure_count(comparison) if figures else 0,
                   unit="figure") as drew:
         written = write_report(comparison, out, figures=figures, on_figure=drew)
@@ -74,38 +50,13 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
 
 
 def main(args: argparse.Namespace) -> int:
-    comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials, not args.no_figures)
     from uartlab.app.compare.report import text_summary
+    from uartlab.app.compare.sessions import summary_json
 
+    comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials, not args.no_figures)
     if args.json:
-        print(json.dumps(_summary_json(comparison, written), indent=2))
+        print(json.dumps(summary_json(comparison, written), indent=2))
     else:
         print(text_summary(comparison))
         print(f"\nreport: {written['html']}  (CSV: {', '.join(written['tables'])})")
     return 0
-
-
-def _summary_json(c, written) -> dict:
-    def clean(v):
-        if isinstance(v, np.ndarray):
-            return [clean(x) for x in v.tolist()]
-        if isinstance(v, float) and not np.isfinite(v):
-            return None
-        return v
-
-    trials = []
-    for g in c.groups:
-        entry = {"trial": g.name, "kind": g.kind, "repeats": g.n, "sd_deg": clean(g.joint_sd_deg), "sets": {}}
-        for p in c.sets:
-            r = g.results[p.label]
-            d = {"joint_mae_deg": clean(r.joint_mae_deg), "settled": r.sim.settled}
-            if r.force is not None:
-                d |= {"force_error_mean_N": clean(r.force["mean_N"]), "force_error_sd_N": clean(r.force["sd_N"]),
-                      "magnitude_error_pct": clean(float(r.force["magnitude_pct"])),
-                      "direction_error_deg": clean(float(r.force["direction_deg"]))}
-            entry["sets"][p.label] = d
-        trials.append(entry)
-    return {"joint_order": ["MCP_AB", "MCP_FE", "PIP", "DIP"], "trials": trials,
-            "summary": {p.label: {k: {n: clean(v) for n, v in c.summary(k, p.label).items()}
-                                  for k in ("free", "contact")} for p in c.sets},
-            "skipped": [{"trial": lab, "reason": why} for lab, why in c.skipped], "report": written["html"]}

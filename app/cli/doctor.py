@@ -48,6 +48,12 @@ _QT_SCRIPT = (
 )
 
 
+def add_parser(sub) -> None:
+    doctor = sub.add_parser("doctor", help="what this machine has for a rig, and what is missing")
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.set_defaults(run=main)
+
+
 def _first_sentence(text: str) -> str:
     text = " ".join(str(text).split())
     head = text.split(". ")[0].rstrip(".")

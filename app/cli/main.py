@@ -29,7 +29,7 @@ from uartlab.errors import (
 # after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
 # nothing heavy at module level - no numpy, numba, scipy, h5py, Qt, gRPC - and a command's own modules load
 # when it runs (tests/app/cli/test_cli_startup.py checks; `uartlab bench cli` measures).
-COMMAND_MODULES = ("calibrate", "sim", "twin", "record", "run")
+COMMAND_MODULES = ("doctor", "calibrate", "sim", "twin", "record", "run", "gui", "verify", "replay", "compare", "bench")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,8 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from uartlab.app.cli.types import positive_float, positive_int, speed_or_max
-
     parser = _Parser(
         prog="uartlab",
         description="Control, data acquisition and bond-graph modelling for the UART robotic finger.",
@@ -50,79 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"uartlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    doctor = sub.add_parser("doctor", help="what this machine has for a rig, and what is missing")
-    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
-    doctor.set_defaults(run=_run_doctor)
-
     for module in COMMAND_MODULES:
         importlib.import_module(f"uartlab.app.cli.{module}").add_parser(sub)
-
-    gui = sub.add_parser("gui", help="the operator window: rig, live plots, protocols, recording, replay, compare")
-    gui.add_argument("--rig", help="rig.toml to connect at start ('twin': the shipped twin rig)")
-    gui.add_argument("--replay", help="session .h5 file to open for replay")
-    gui.set_defaults(run=_lazy("gui.app", needs="gui"))
-
-    verify = sub.add_parser("verify", help="check a session file and report what a crash left")
-    verify.add_argument("file", help="session .h5 file")
-    verify.add_argument("--json", action="store_true", help="print the report as JSON")
-    verify.set_defaults(run=_lazy("record.verify"))
-
-    replay = sub.add_parser("replay", help="play a recorded session back through the live stream interfaces")
-    replay.add_argument("file", help="session .h5 file")
-    replay.add_argument("--speed", type=speed_or_max, default=1.0,
-                        help="1 = real time, N = N times faster, max = as fast as possible")
-    replay.add_argument("--loop", action="store_true", help="start again at the end")
-    replay.add_argument("--json", action="store_true", help="print the summary as JSON")
-    replay.set_defaults(run=_lazy("cli.replay"))
-
-    compare = sub.add_parser("compare", help="re-simulate recorded trials and compare with the model "
-                             "(the paper's Tables 4-6, Figs. 13-16)")
-    compare.add_argument("sessions", nargs="+", metavar="SESSION.h5", help="session files; trials with the same "
-                         "name are repeats of one trial, across all files")
-    compare.add_argument("--params", metavar="P.toml", help="model parameters (default: the shipped defaults)")
-    compare.add_argument("--params-b", metavar="Q.toml", help="a second parameter set, compared side by side")
-    compare.add_argument("--out", metavar="DIR", help="report folder (default: compare_<first session name>)")
-    compare.add_argument("--trials", metavar="GLOB", help="only trials whose name matches, e.g. 'contact/Curl/*'")
-    compare.add_argument("--no-figures", action="store_true", help="tables and CSV only (faster)")
-    compare.add_argument("--json", action="store_true", help="print the summary as JSON instead of text tables")
-    compare.set_defaults(run=_lazy("cli.compare"))
-
-    bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
-    bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
-    bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
-    bench_sim.add_argument("--repeats", type=positive_int, default=5, help="timing repeats per measurement (median)")
-    bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_sim.set_defaults(run=_run_bench_sim)
-    bench_bus = bench_sub.add_parser("bus", help="MX-64 control loop rate against the bus twin vs the wire limit")
-    bench_bus.add_argument("--seconds", type=positive_float, default=3.0, help="how long to run the control loop")
-    bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
-    bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_bus.set_defaults(run=_lazy("bench.bus", needs="rig"))
-    bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
-    bench_record.add_argument("--seconds", type=positive_float, default=120.0, help="how long to sustain the load")
-    bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
-    bench_record.set_defaults(run=_lazy("bench.record"))
-    bench_live = bench_sub.add_parser("live", help="live model overhead per control tick vs the tick period")
-    bench_live.add_argument("--repeats", type=positive_int, default=3, help="times each trial is fed (more ticks)")
-    bench_live.add_argument("--rates", type=positive_float, nargs="+", action="extend", metavar="HZ",
-                            help="control rates (default 100 200)")
-    bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
-    bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_live.set_defaults(run=_lazy("bench.live"))
-    bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
-    bench_gui.add_argument("--seconds", type=positive_float, default=10.0, help="how long to measure the frame rate")
-    bench_gui.add_argument("--daq-rate", type=positive_float, default=19200.0,
-                           help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")
-    bench_gui.add_argument("--mocap-rate", type=positive_float, default=240.0, help="mocap frames per second (100-240)")
-    bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
-    bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_gui.set_defaults(run=_lazy("gui.bench", needs="gui"))
-    bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
-                                     "beside a bare `python -c pass`")
-    bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
-    bench_cli.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    bench_cli.set_defaults(run=_lazy("bench.startup"))
     _add_common_options(parser, top=True)
     _add_common_options_everywhere(parser)
     return parser
@@ -213,32 +140,6 @@ def _add_common_options_everywhere(parser: argparse.ArgumentParser) -> None:
             for sub in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
                 _add_common_options(sub)
                 _add_common_options_everywhere(sub)
-
-
-def _run_doctor(args: argparse.Namespace) -> int:
-    from uartlab.app.cli import doctor
-
-    return doctor.main(args)
-
-
-def _run_bench_sim(args: argparse.Namespace) -> int:
-    from uartlab.app.bench import sim as bench_sim
-
-    return bench_sim.main(args)
-
-
-def _lazy(module: str, needs: str | None = None):
-    """Import the subcommand's module only when it runs, so `uartlab --help` stays fast; with ``needs``,
-    first check that extra is installed (one line naming the pip install if not; app/cli/extras.py)."""
-
-    def run(args: argparse.Namespace) -> int:
-        if needs is not None:
-            from uartlab.app.cli.extras import require
-
-            require(needs)
-        return importlib.import_module(f"uartlab.app.{module}").main(args)
-
-    return run
 
 
 if __name__ == "__main__":

@@ -13,9 +13,24 @@ import logging
 import math
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from uartlab.app.cli.progress import progress
-from uartlab.app.record.player import ReplayRig
+
+if TYPE_CHECKING:
+    from uartlab.app.record.player import ReplayRig
+
+
+def add_parser(sub) -> None:
+    from uartlab.app.cli.types import speed_or_max
+
+    replay = sub.add_parser("replay", help="play a recorded session back through the live stream interfaces")
+    replay.add_argument("file", help="session .h5 file")
+    replay.add_argument("--speed", type=speed_or_max, default=1.0,
+                        help="1 = real time, N = N times faster, max = as fast as possible")
+    replay.add_argument("--loop", action="store_true", help="start again at the end")
+    replay.add_argument("--json", action="store_true", help="print the summary as JSON")
+    replay.set_defaults(run=main)
 
 
 def parse_speed(text: str | float) -> float | str:
@@ -30,6 +45,8 @@ def parse_speed(text: str | float) -> float | str:
 
 def main(args: argparse.Namespace) -> int:
     speed = parse_speed(getattr(args, "speed", 1.0))
+    from uartlab.app.record.player import ReplayRig
+
     rig = ReplayRig(args.file, speed=speed, loop=bool(getattr(args, "loop", False)))
     as_json = bool(getattr(args, "json", False))
     t_first, t_last = rig.file.time_span_s()

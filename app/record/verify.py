@@ -1,17 +1,14 @@
-"""`uartlab verify FILE`: is a session file whole, and if not, what did the crash leave?
+"""Is a session file whole, and if not, what did a crash leave? ``verify(path)`` -> ``VerifyReport``.
 
-Exit status: 0 clean close, 1 not closed cleanly but readable (the data up to the last flush is there),
-2 unreadable or not a session file.
+The report's exit code is `uartlab verify`'s (app/cli/verify.py): 0 clean close, 1 not closed cleanly but
+readable (the data up to the last flush is there), 2 unreadable or not a session file.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
-import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.app.record.player import SessionFile
@@ -118,17 +115,3 @@ def _summary(r: VerifyReport) -> str:
         hint = "h5clear -s FILE" if shutil.which("h5clear") else "h5clear -s FILE (package hdf5-tools)"
         lines.append(f"  uartlab and h5py (swmr=True) read it as it is; for MATLAB or h5dump first run {hint}")
     return "\n".join(lines)
-
-
-def main(args: argparse.Namespace) -> int:
-    """`uartlab verify FILE [--json]`."""
-    report = verify(args.file)
-    if getattr(args, "json", False):
-        d = asdict(report)
-        d["exit_code"] = report.exit_code
-        print(json.dumps(d, indent=2, default=str))
-    elif not report.readable:  # one line, on stderr, like every other command's bad input
-        print(f"uartlab verify: {report.summary}", file=sys.stderr)
-    else:
-        print(report.summary)
-    return report.exit_code

@@ -65,8 +65,8 @@ def assert_compare_takes_the_sessions_calibrations(path: Path, tmp_path: Path) -
     import shutil
 
     import h5py
-    from uartlab.app.cli.compare import load_param_sets
     from uartlab.app.compare.measured import CompareError
+    from uartlab.app.compare.sessions import load_param_sets
     from uartlab.calibration import model_fit
 
     (calibrated,) = load_param_sets(None, None, [str(path)])

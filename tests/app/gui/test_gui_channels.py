@@ -9,17 +9,9 @@ pytest.importorskip("pyqtgraph")
 
 from uartlab.app.gui import live_plots  # noqa: E402
 from uartlab.app.gui.bench import specs as bench_specs  # noqa: E402
-from uartlab.schema import (  # noqa: E402
-    actuators_spec,
-    daq_spec,
-    joints_spec,
-    mocap_spec,
-    model_spec,
-    runner_spec,
-)
+from uartlab.schema import declared_specs  # noqa: E402
 
-PRODUCED = {s.name: s for s in (actuators_spec(200.0), daq_spec(1000.0), mocap_spec(["m0"], 100.0),
-                                joints_spec(100.0), runner_spec(100.0), model_spec(100.0))}
+PRODUCED = declared_specs()
 
 
 @pytest.mark.parametrize("channel", live_plots.channels(), ids=lambda c: f"{c.stream}.{c.field}")

@@ -14,6 +14,7 @@ import time
 import h5py
 import numpy as np
 import pytest
+from conftest import mounted_tmpfs
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.verify import verify
 from uartlab.app.record.writer import SCHEMA, RecordingError, SessionRecorder
@@ -186,15 +187,8 @@ def test_kill_minus_9_at_random_moments_loses_at_most_one_flush_interval(tmp_pat
 
 @pytest.fixture
 def tiny_disk(tmp_path):
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("disk-full test needs root to mount a 4 MiB tmpfs")
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], capture_output=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)  # lazy: a leaked handle must not leave it mounted
+    with mounted_tmpfs(tmp_path / "tiny", 4) as mnt:
+        yield mnt
 
 
 def test_disk_full_stops_with_clear_error_and_keeps_data(tiny_disk):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import short_suite_toml, wait_for
+from conftest import mounted_tmpfs, short_suite_toml, wait_for
 from uartlab.app.cli.main import main
 from uartlab.app.record import free_space
 from uartlab.app.record.player import SessionFile
@@ -74,15 +74,8 @@ def torque_on(rig) -> list[bool]:
 @pytest.fixture
 def small_disk(tmp_path):
     """A 64 MiB tmpfs: room for a short session and the recorder's reserve, until a filler takes the rest."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("a real disk-full needs root to mount a small tmpfs")
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mnt)], capture_output=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)  # lazy: a leaked handle must not leave it mounted
+    with mounted_tmpfs(tmp_path / "disk", 64) as mnt:
+        yield mnt
 
 
 def fill(folder: Path) -> None:

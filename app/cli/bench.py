@@ -1,0 +1,63 @@
+"""`uartlab bench TARGET`: the benchmarks (speed and memory goals are measured here, not in tests).
+
+Each target's work is its module in app/bench/ (the window's in app/gui/bench.py), imported when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+
+def add_parser(sub) -> None:
+    from uartlab.app.cli.types import positive_float, positive_int
+
+    bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
+    bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
+    bench_sim = bench_sub.add_parser("sim", help="model speed: real-time factor, vs scipy RK45, all trials")
+    bench_sim.add_argument("--repeats", type=positive_int, default=5, help="timing repeats per measurement (median)")
+    bench_sim.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_sim.set_defaults(run=_bench("uartlab.app.bench.sim"))
+    bench_bus = bench_sub.add_parser("bus", help="MX-64 control loop rate against the bus twin vs the wire limit")
+    bench_bus.add_argument("--seconds", type=positive_float, default=3.0, help="how long to run the control loop")
+    bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
+    bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_bus.set_defaults(run=_bench("uartlab.app.bench.bus", needs="rig"))
+    bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
+    bench_record.add_argument("--seconds", type=positive_float, default=120.0, help="how long to sustain the load")
+    bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
+    bench_record.set_defaults(run=_bench("uartlab.app.bench.record"))
+    bench_live = bench_sub.add_parser("live", help="live model overhead per control tick vs the tick period")
+    bench_live.add_argument("--repeats", type=positive_int, default=3, help="times each trial is fed (more ticks)")
+    bench_live.add_argument("--rates", type=positive_float, nargs="+", action="extend", metavar="HZ",
+                            help="control rates (default 100 200)")
+    bench_live.add_argument("--no-real-time", action="store_true", help="skip the paced run with threads")
+    bench_live.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_live.set_defaults(run=_bench("uartlab.app.bench.live"))
+    bench_gui = bench_sub.add_parser("gui", help="GUI frame rate, every live plot at full rate; memory over an hour")
+    bench_gui.add_argument("--seconds", type=positive_float, default=10.0, help="how long to measure the frame rate")
+    bench_gui.add_argument("--daq-rate", type=positive_float, default=19200.0,
+                           help="DAQ samples per second per channel (19200: the USB-6210's 250 kS/s over 13 channels)")
+    bench_gui.add_argument("--mocap-rate", type=positive_float, default=240.0, help="mocap frames per second (100-240)")
+    bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
+    bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_gui.set_defaults(run=_bench("uartlab.app.gui.bench", needs="gui"))
+    bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
+                                     "beside a bare `python -c pass`")
+    bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
+    bench_cli.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_cli.set_defaults(run=_bench("uartlab.app.bench.startup"))
+
+
+def _bench(module: str, needs: str | None = None):
+    """The target's ``main``, imported only when it runs; with ``needs``, that extra is checked first."""
+
+    def run(args: argparse.Namespace) -> int:
+        if needs is not None:
+            from uartlab.app.cli.extras import require
+
+            require(needs)
+        return importlib.import_module(module).main(args)
+
+    return run
