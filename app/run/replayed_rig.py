@@ -103,7 +103,8 @@ class ReplayedRig:
         self._samples = dict.fromkeys(self.streams, 0)
         self.actuators = NullActuators(lambda: self._latest.get(ACTUATORS.stream))
         self._time_scale = _recorded_time_scale(file)
-        self._cal = None
+        # Read now, not in the control loop: a file without it is bad input, not a fault mid-run.
+        self._cal = self._recorded_ft_calibration() if self.has_nano17 else None
         self.offset_s = math.nan                   # replayed host time - recorded host time
         self.finished = threading.Event()          # the replay reached stop_s (or the file's end)
         self._stop = threading.Event()
@@ -185,9 +186,8 @@ class ReplayedRig:
         return None
 
     def nano17_saturated(self, gauge_V: np.ndarray) -> np.ndarray:
-        if self._cal is None:
-            self._cal = self._recorded_ft_calibration()
-        return self._cal.saturated(np.asarray(gauge_V, dtype=float))
+        gauge_V = np.asarray(gauge_V, dtype=float)
+        return np.zeros(gauge_V.shape, dtype=bool) if self._cal is None else self._cal.saturated(gauge_V)
 
     def _recorded_ft_calibration(self):
         """The Nano17 .cal file the session embeds (its output rails say when a gauge saturated)."""
