@@ -4,7 +4,9 @@ ones, through the real CLI; nothing moves, nothing is written."""
 from __future__ import annotations
 
 import json
+import shutil
 
+import h5py
 import numpy as np
 import pytest
 from test_run_cli import twin_rig_with_a_store
@@ -96,6 +98,12 @@ def test_a_bad_replay_is_one_line_and_exit_2(recorded, tmp_path, capsys):
     rec.close()
     assert main(["run", str(suite), "--replay", str(no_run), "--rig", str(path.parent.parent / "rig.toml")]) == 2
     assert "record.h5: no `runner` stream: not a recorded run of a suite" in capsys.readouterr().err
+    no_cal = tmp_path / "no_cal.h5"   # the Nano17's rails come from the .cal file the session embeds
+    shutil.copy(path, no_cal)
+    with h5py.File(no_cal, "r+") as f:
+        del f["config/calibration/twin_nano17.cal"]
+    assert main(["run", str(suite), "--replay", str(no_cal)]) == 2
+    assert "no_cal.h5:/config/calibration: no twin_nano17.cal embedded" in capsys.readouterr().err
     assert main(["run", str(suite), "--replay", str(path), "--speed", "2"]) == 2
     assert "--speed: not with --replay" in capsys.readouterr().err
     assert main(["run", str(suite), "--max-tendon-force", "3", "--dry-run"]) == 2
