@@ -1,1 +1,3 @@
-"""uartlab.app — the application: CLI, benchmarks and (later) rig, recorder, replay and GUI."""
+"""uartlab.app — the application, in rooms: rig/, record/, run/, procedures/, compare/, cli/, bench/, gui/.
+
+docs/architecture.md says what each room does and what it may import."""

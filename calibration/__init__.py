@@ -1,9 +1,10 @@
 """uartlab.calibration — turning raw signals into units and identifying the model's parameters.
 
 One small module per procedure, each with a pure fitting function (arrays in, a fit with residuals out)
-and a thin collector that gathers the data on the twin plant or the rig; the procedures end to end live
-in twin_runs.py (a twin plant in-process) and rig_runs.py (a started rig, through its drivers, over
-at_rig.py's RigProbe):
+and a thin collector that gathers the data on the twin plant (the SEA's also at a rig, given its
+actuators and readers). The procedures end to end live in the application, app/procedures/ (on_twin.py:
+a twin plant in-process; at_rig.py: a started rig, through its drivers, over probe.py's RigProbe;
+from_sessions.py: recorded sessions):
 
     sea.py           pot volts -> tendon force per SEA, from known loads (loading and unloading)
     nano17.py        the ATI .cal file, tool transform and tare
@@ -17,14 +18,13 @@ at_rig.py's RigProbe):
     executors.py     local processes or a dask cluster for the fit's simulations
     store.py         versioned, dated TOML files with provenance; the current set; staleness
     applied.py       the model's parameters with the store's moment arms and model values applied
-    twin_runs.py     each procedure end to end on a twin plant in-process
-    at_rig.py        RigProbe: reads and servo commands on a started rig, servos holding on any failure
-    rig_runs.py      each procedure end to end at a rig (the twin rig or hardware) through its drivers
+    record_checks.py what each kind's values must be, checked whenever a store file is read
 
-Nothing here imports Qt or app/ (DESIGN: calibration -> drivers, sim): rig_runs and at_rig take a started
-app.rig.Rig as an argument and use it by its attributes.
+Every failure raises uartlab.errors.CalibrationError (re-exported here), and nothing is written.
+Nothing here imports Qt, protocols/ or app/ (docs/architecture.md: calibration -> drivers, sim, the
+package root); what moves the rig for a procedure is app/procedures/.
 """
 
-from uartlab.calibration.errors import CalibrationError
+from uartlab.errors import CalibrationError
 
 __all__ = ["CalibrationError"]

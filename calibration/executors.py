@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
-from uartlab.calibration.errors import CalibrationError
+from uartlab.errors import CalibrationError
 
 CONNECT_TIMEOUT_S = 10.0   # a scheduler that does not answer within this is reported, not waited for
 WORKERS_TIMEOUT_S = 10.0   # a scheduler without workers: tasks would wait forever

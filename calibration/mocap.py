@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
+from uartlab.errors import CalibrationError
 from uartlab.sim.ik import Marker, marker_positions
 
 MIN_FRAMES = 10

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.fit_uncertainty import Uncertainty, uncertainty
+from uartlab.errors import CalibrationError
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.inputs import table_inputs

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
+from uartlab.errors import CalibrationError
 from uartlab.sim.names import EM_TENDONS, GROUP_JOINTS, JOINTS, MCP_FE, MOMENT_ARM_GROUPS, TENDONS, tendon_index
 from uartlab.sim.params import N_COEFFS, FingerParams
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.ati import AXIS_NAMES, FTCalibration
+from uartlab.errors import CalibrationError
 
 MIN_SAMPLES = 50
 # est.: the Nano17 SI-12-0.12 resolves ~3 mN; ten times that in the tare's spread means something

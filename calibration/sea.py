@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V, SeaCalibration
+from uartlab.errors import CalibrationError
 from uartlab.sim.names import TENDONS, tendon_index
 
 MIN_POINTS = 5          # a line and its residuals: at least five loads (the ISO 376 practice is 8-10)

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry
+from uartlab.errors import CalibrationError
 from uartlab.sim.names import TENDONS, tendon_index
 
 MIN_SLACK_POINTS = 3

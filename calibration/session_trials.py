@@ -1,12 +1,12 @@
 """Recorded session trials as the model fit's TrialRecordings.
 
 The trials come from `uartlab compare`'s session reader (app/compare/measured.py ``load_trials``, called by
-app/procedures/from_sessions.py: calibration/ may not import app/, DESIGN.md). That reader already knows the file
-layout: each trial relative to its actuation start, in protocol seconds (a twin at 3x speed included), the
-measured excursions, SEA tensions, joint angles from the `joints` stream and the Nano17 wrench turned into
-the force on the fingertip in the world frame, the pose and surface angle from the trial's parameters.
-Here they are resampled the way ``model_fit.record_trial_on_plant`` records the twin — one row every
-``SAMPLE_S`` from actuation start to the steady state — and checked, so a trial that cannot be fitted is
+app/procedures/from_sessions.py: calibration/ may not import app/, docs/architecture.md). That reader already
+knows the file layout: each trial relative to its actuation start, in protocol seconds (a twin at 3x speed
+included), the measured excursions, SEA tensions, joint angles from the `joints` stream and the Nano17 wrench
+turned into the force on the fingertip in the world frame, the pose and surface angle from the trial's
+parameters. Here they are resampled the way ``model_fit.record_trial_on_plant`` records the twin — one row
+every ``SAMPLE_S`` from actuation start to the steady state — and checked, so a trial that cannot be fitted is
 one CalibrationError naming its file and trial.
 
 What this module needs of a measured trial (``MeasuredTrial``): ``label``, ``name``, ``kind``,
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.model_fit import TrialRecording
+from uartlab.errors import CalibrationError
 
-SAMPLE_S = 0.04        # as the twin path (twin_runs.run_model): 25 rows per protocol second
+SAMPLE_S = 0.04        # as the twin path (app/procedures/on_twin.py run_model): 25 rows per protocol second
 MIN_SAMPLES = 10       # model_fit.fit_model's minimum
 
 

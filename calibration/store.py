@@ -29,8 +29,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 import tomli_w
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.record_checks import check_values
+from uartlab.errors import CalibrationError
 from uartlab.sim.toml_lines import decode_error, line_of_key
 
 SCHEMA = "uartlab.calibration/1"

@@ -20,8 +20,8 @@ from __future__ import annotations
 from concurrent.futures import Executor
 
 import numpy as np
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.model_fit import CONTACT_PARAMETERS, ModelFit, TrialRecording, fit_model
+from uartlab.errors import CalibrationError
 
 
 def leave_out_candidates(recordings: list[TrialRecording], names: tuple[str, ...]) -> list[int]:

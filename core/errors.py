@@ -30,7 +30,18 @@ class InputFileError(UartlabError, ValueError):
 
 
 class CalibrationError(UartlabError, ValueError):
-    """A calibration that cannot be accepted (bad data, a failed fit): nothing is written to the store."""
+    """A calibration that cannot be accepted or used: a procedure's bad data or failed fit (nothing is
+    written to the store), or a calibration file that cannot be read (a store record, an ATI .cal file).
+
+    The message names the procedure when there is one, then where, then the reason:
+    "sea calibration, SEA FDP: too few load points (3; need at least 5)",
+    "FT18766.cal, line 12: <Axis Name="Fy"> attribute 'values': 5 values, need 6".
+    """
+
+    def __init__(self, procedure: str | None, reason: str, where: str | None = None):
+        self.procedure, self.reason, self.where = procedure, reason, where
+        names = ([f"{procedure} calibration"] if procedure else []) + ([where] if where else [])
+        super().__init__(f"{', '.join(names)}: {reason}" if names else reason)
 
 
 class DeviceError(UartlabError, RuntimeError):

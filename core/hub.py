@@ -4,7 +4,7 @@
     hub.register(spec)                                  # once per stream (StreamSpec)
     sub = hub.subscribe("recorder", {"daq", EVENTS}, maxsize=10_000)
     hub.publish(record)                                 # from a device thread: never blocks
-    hub.event("fault", "daq", "USB-6210 Dev1: ...")     # an Event, delivered like a record
+    hub.event(EventKind.FAULT, "daq", "USB-6210 Dev1: ...")     # an Event, delivered like a record
     item = sub.get(timeout_s=0.1)                       # Record | Event | None, in publish order
 
 Policy, and why:
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from uartlab.schema import EVENTS  # the stream name Events travel under (declared with the streams)
-from uartlab.streams import Event, Record, StreamSpec
+from uartlab.streams import Event, EventKind, Record, StreamSpec
 
 DEFAULT_MAXSIZE = 1000         # items; ~5 s of the actuator stream at 200 Hz, 50 s of DAQ blocks at 20 Hz
 
@@ -189,10 +189,10 @@ class Hub:
             if sub.wants(stream) and (dropped := sub._offer(item)) is not None:
                 drops.append((sub.name, dropped))
         for name, dropped_stream in drops:  # announced after delivery, outside every lock
-            self.event("drop", "hub", f"subscriber {name} is not keeping up: oldest {dropped_stream} items dropped "
-                                      "(counted in the hub's stats)")
+            self.event(EventKind.DROP, "hub", f"subscriber {name} is not keeping up: oldest {dropped_stream} items "
+                                              "dropped (counted in the hub's stats)")
 
-    def event(self, kind: str, source: str, message: str, host_time_s: float | None = None) -> Event:
+    def event(self, kind: EventKind, source: str, message: str, host_time_s: float | None = None) -> Event:
         """Publish an Event now (or at host_time_s); returns it."""
         event = Event(time.monotonic() if host_time_s is None else host_time_s, kind, source, message)
         self.publish(event)

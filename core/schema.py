@@ -2,26 +2,27 @@
 
 Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
-``events`` pseudo-stream. Producers build their records from these declarations (``daq_spec(rate)`` ...);
-consumers name fields through them: ``DAQ.tendon_force_N`` is the string ``"tendon_force_N"`` and a misspelt
-name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``. tests/core/test_stream_schema.py fails when
-any module names a field by string literal that no declaration has.
+``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
+(``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
+``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
+tests/core/test_stream_schema.py fails when any module names a field by string literal that no declaration has.
 
-Why here, at the package root next to ``uartlab.errors``, and not in app/: the readers below the
-application need the names too — calibration/ reads the rig's streams through a probe and a tape
-(``tape.field(JOINTS_IK.stream, JOINTS_IK.angles_rad)``), and calibration may import drivers and sim but
-never app. So the declarations live where every layer may import them. This module imports only
-dataclasses and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
+Why here, at the package root next to ``uartlab.errors`` and beside the Record, Event and Hub that carry
+the streams: every room names fields through these declarations (the rig, the recorder and the player, the
+engine, the live model, the window, the calibration procedures' probe, compare), and every layer may import
+the package root (docs/architecture.md). This module imports only
+dataclasses, enum and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
 from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
 
-``FieldSpec``/``StreamSpec`` (the descriptor classes) live here too; core/streams.py re-exports them beside
-``Record`` and ``Event``. The file layout and names are those of every file already recorded
+``FieldSpec``/``StreamSpec`` (the descriptor classes) and ``EventKind`` live here too; core/streams.py
+re-exports them beside ``Record`` and ``Event``. The file layout and names are those of every file already recorded
 (docs/session-file.md); ``frame`` is written as an HDF5 attribute only where a field has one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from uartlab.sim.names import JOINTS, TENDONS
 
@@ -33,6 +34,37 @@ FRAME_NANO17 = "Nano17 sensor"
 FRAME_WORLD = "world (X distal, Y radial, Z dorsal)"
 FRAME_MOTIVE = "Motive"
 FRAME_ANATOMICAL = "anatomical"
+
+
+class EventKind(StrEnum):
+    """What an Event is about. The value is the text the session file's events table and the logs keep
+    (docs/session-file.md), so producers and consumers use the members and the file format stays text."""
+
+    PHASE = "phase"                # the runner changed phase
+    TRIAL = "trial"                # a trial started or stopped
+    STEADY = "steady"              # RECORD: the steady state the rig measured (JSON)
+    FAULT = "fault"                # a device, a stream or the recorder failed
+    TRIP = "trip"                  # an interlock latched FAULT
+    ESTOP = "estop"                # the E-stop: torque off
+    OPERATOR = "operator"          # what the operator did (or the twin for them): a placed finger, a tare
+    DEVICE = "device"              # a device started, went quiet or came back
+    CLOCK = "clock"                # a host - device clock offset and drift estimate
+    OVERFLOW = "overflow"          # samples lost at the device (the DAQ's buffer)
+    DROP = "drop"                  # a hub subscriber fell behind: its oldest items were dropped
+    DROPS = "drops"                # the session's drop counts, written when it closes (JSON)
+    WARNING = "warning"            # something to look at that stops nothing (the recording's free space)
+    CALIBRATION = "calibration"    # the calibrations in use, a stale one, a procedure's progress
+    MODEL = "model"                # the live model's news
+
+    @classmethod
+    def read(cls, text: str) -> EventKind | str:
+        """The kind of an event read back from a file: its member, or for a kind this version does not
+        know (a newer uartlab's) the text itself, so the file still reads and the event matches no member."""
+        try:
+            return cls(text)
+        except ValueError:
+            return text
+
 
 SIX = (len(TENDONS),)
 FOUR = (len(JOINTS),)
@@ -149,8 +181,8 @@ def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
 
 
 def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
-    from uartlab.protocols.runner import Phase  # here, not at the top: the schema loads no layer on import
-    return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(tuple(p.name for p in Phase)), rate_hz, None)
+    from uartlab.protocols.runner import PHASES  # here, not at the top: the schema loads no layer on import
+    return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(PHASES), rate_hz, None)
 
 
 MODEL_FIELDS = (

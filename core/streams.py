@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.schema import HOST_TIME, FieldSpec, StreamSpec
+from uartlab.schema import HOST_TIME, EventKind, FieldSpec, StreamSpec
 
-__all__ = ["HOST_TIME", "Event", "FieldSpec", "Record", "StreamSpec"]
+__all__ = ["HOST_TIME", "Event", "EventKind", "FieldSpec", "Record", "StreamSpec"]
 
 
 @dataclass
@@ -65,6 +65,6 @@ class Event:
     """Something that happened: phase change, fault, operator action. Goes into the file's events table."""
 
     host_time_s: float
-    kind: str                       # "phase", "fault", "operator", "device", "overflow", "drop" ...
+    kind: EventKind | str           # a plain str only for an unknown kind read from a file (EventKind.read)
     source: str                     # who says so: "runner", "actuators", "daq", "operator" ...
     message: str

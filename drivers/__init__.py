@@ -1,1 +1,1 @@
-"""uartlab.drivers — device interfaces, real backends and their simulated twins (later issues)."""
+"""uartlab.drivers — device interfaces (interfaces.py), the real drivers, and their simulated twins (twins/)."""

@@ -26,7 +26,7 @@ from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
 import numpy as np
-from uartlab.errors import InputFileError
+from uartlab.errors import CalibrationError
 
 AXIS_NAMES = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
 NUM_GAUGES = 6
@@ -63,15 +63,12 @@ def matrix_condition(matrix: np.ndarray) -> float:
     return float(np.linalg.cond(matrix / norms[:, None]))
 
 
-class CalibrationError(InputFileError):
-    """A calibration file that cannot be used, with where the problem is (file, line, element, attribute)."""
-
-    def __init__(self, path: str | os.PathLike, why: str, element: str | None = None,
-                 attribute: str | None = None, line: int | None = None):
-        self.path, self.why, self.element, self.attribute, self.line = str(path), why, element, attribute, line
-        where = self.path + (f", line {line}" if line else "")
-        what = (f" <{element}>" if element else "") + (f" attribute '{attribute}'" if attribute else "")
-        super().__init__(f"{where}:{what}: {why}" if what else f"{where}: {why}")
+def _file_error(path: str | os.PathLike, why: str, element: str | None = None, attribute: str | None = None,
+               line: int | None = None) -> CalibrationError:
+    """The CalibrationError for a .cal file, naming where the problem is (file, line, element, attribute)."""
+    where = str(path) + (f", line {line}" if line else "")
+    what = (f" <{element}>" if element else "") + (f" attribute '{attribute}'" if attribute else "")
+    return CalibrationError(None, why, f"{where}:{what}" if what else where)
 
 
 def ttm(tt: np.ndarray, dist_units: str, angle_units: str, force_units: str, torque_units: str) -> np.ndarray:
@@ -108,13 +105,13 @@ class _Xml:
                 parser.ParseFile(f)
             self.root = builder.close()
         except OSError as exc:
-            raise CalibrationError(path, f"cannot read the file ({exc.strerror or exc})") from exc
+            raise _file_error(path, f"cannot read the file ({exc.strerror or exc})") from exc
         except expat.ExpatError as exc:  # raised from None: the parser's traceback says nothing useful
-            raise CalibrationError(path, f"not an XML file ({exc})", line=exc.lineno) from None
+            raise _file_error(path, f"not an XML file ({exc})", line=exc.lineno) from None
 
     def error(self, el: ET.Element, why: str, attribute: str | None = None) -> CalibrationError:
         tag = el.tag if "Name" not in el.attrib else f'{el.tag} Name="{el.attrib["Name"]}"'
-        return CalibrationError(self.path, why, tag, attribute, self.lines.get(id(el)))
+        return _file_error(self.path, why, tag, attribute, self.lines.get(id(el)))
 
     def attr(self, el: ET.Element, name: str, default: str | None = None, table: dict | None = None) -> str:
         # Like ftconfig.c's ReadAttribute, an empty attribute counts as absent.
@@ -169,9 +166,9 @@ class FTCalibration:
                             "NumGages")
         calibrations = list(root.iter("Calibration"))  # ftconfig.c: getElementsByTagName, 1-based index
         if not 1 <= index <= len(calibrations):
-            raise CalibrationError(xml.path, f"calibration index {index} out of range: the file has "
-                                   f"{len(calibrations)} <Calibration> element(s), numbered from 1",
-                                   "Calibration", line=xml.lines.get(id(root)))
+            raise _file_error(xml.path, f"calibration index {index} out of range: the file has "
+                             f"{len(calibrations)} <Calibration> element(s), numbered from 1",
+                             "Calibration", line=xml.lines.get(id(root)))
         cal = calibrations[index - 1]
         self.part_number, self.cal_date = xml.attr(cal, "PartNumber"), xml.attr(cal, "CalDate")
         self.file_force_units = xml.attr(cal, "ForceUnits", table=FORCE_CONV)

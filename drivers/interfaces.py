@@ -1,7 +1,8 @@
 """The small interfaces every device family implements — real backend and twin alike.
 
-Like python-can's one abstract bus with many backends: the rig runtime, the protocol runner and the
-GUI talk to these, never to dynamixel_sdk, nidaqmx or sockets directly. Every sample carries the host
+Like python-can's one abstract bus with many backends: the rig (app/rig/rig.py), the engine that
+commands the servos and the calibration procedures talk to these, never to dynamixel_sdk, nidaqmx or
+sockets directly. Every sample carries the host
 monotonic time (``time.monotonic()``) and, where the device has one, its own clock.
 """
 

@@ -11,7 +11,7 @@ Why it is built this way (seed paper, /work/shared/papers/004: IK per frame as O
 velocities and accelerations are dominated by marker noise):
 - Markers arrive in Motive's frame (Y-up, origin on the floor); the model's world frame is the finger's
   base. ``world_from_motive`` is the inverse of the rig's mounting. For the twin it is known
-  (``PlantConfig.motive_from_world``, ``motive_origin_m``); the calibration issue will estimate it.
+  (``PlantConfig.motive_from_world``, ``motive_origin_m``); at the rig calibration/mocap.py estimates it.
 - Each frame is warm-started from the previous well-posed frame: at 100 Hz consecutive poses are close,
   so the solve converges in a few steps and does not jump between local minima.
 """

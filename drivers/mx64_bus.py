@@ -13,9 +13,10 @@ Position .. Current (30..69, 40 B) so the real motor current comes along; the ha
 error byte. The goal read back proves the sync write (which gets no reply) landed; a mismatch is counted
 and, on 2.0, checked against a tripped Bus Watchdog. `uartlab bench bus` measures the cost on the wire.
 
-A hardware error, a tripped watchdog or a lost servo turns torque off on all six and raises ``ServoError``;
-Ctrl-C in any call turns torque off, then goes on. The packets themselves (retries, reply classification, the
-receive loop, ``stats`` / ``events``) are ``mx64_link``'s job; its error types are re-exported from here.
+A hardware error, a tripped watchdog or a lost servo turns torque off on all six (``torque_off`` reads it
+back: the sync write gets no reply) and raises ``ServoError``; Ctrl-C in any call turns torque off, then
+goes on. The packets themselves (retries, reply classification, the receive loop, ``stats`` / ``events``)
+are ``mx64_link``'s job; its error types are re-exported from here.
 """
 
 from __future__ import annotations
@@ -182,9 +183,33 @@ class Mx64Bus(Mx64Link):
         self.close()
 
     def torque_off(self) -> None:
+        """Torque off on all six: one sync write, then each servo's Torque Enable read back. A sync write gets
+        no reply, so until a servo answers nothing says it has been served (an in-process twin may not have
+        read it yet; on a noisy bus it may never arrive); a servo answers only after it has handled every
+        packet before. One still torqued gets a unicast write and ServoError is raised if it stays on; one
+        that does not answer (a lost servo) is named in the event."""
         self._sync_write("Torque Enable", [0] * 6)
         self._goal_ticks = None
-        self._event(None, "torque off", "all servos")
+        states = {dxl_id: self._confirm_torque_off(dxl_id) for dxl_id in self.ids}
+        silent = [f"ID {i} ({self.tendon(i)})" for i, state in states.items() if state is None]
+        self._event(None, "torque off", "all servos" + (f"; no answer from {', '.join(silent)}" if silent else ""))
+        for dxl_id, state in states.items():
+            if state:
+                raise ServoError(dxl_id, self.tendon(dxl_id), "still torqued after torque off")
+
+    def _confirm_torque_off(self, dxl_id: int) -> bool | None:
+        """Whether the servo still reads torque on after one unicast write of 0 more (None: no answer). Plain
+        SDK calls, not ``_unicast``: this runs on the fault paths, where a failure must not come back here."""
+        port, address = self._require_port(), self.table["Torque Enable"].address
+        for attempt in range(2):
+            value, comm, _ = self._ph.read1ByteTxRx(port, dxl_id, address)
+            if comm == sdk.COMM_SUCCESS and value == 0:
+                return False
+            if comm == sdk.COMM_SUCCESS and not attempt:
+                self._ph.write1ByteTxRx(port, dxl_id, address, 0)
+            elif comm == sdk.COMM_RX_TIMEOUT:
+                return None
+        return True if comm == sdk.COMM_SUCCESS else None
 
     @_torque_off_on_interrupt
     def reboot(self, dxl_id: int) -> None:

@@ -1,1 +1,1 @@
-"""uartlab.protocols — experiment protocols as data and the runner (later issues)."""
+"""uartlab.protocols — experiment protocols as data: suites, trajectories, steps, limits, interlocks, the runner."""

@@ -131,9 +131,9 @@ def format_table(suite: Suite, results: list[DryRunResult]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """``uartlab run SUITE --dry-run [--json]``: 0 when every trial is ok, 1 when any is flagged. The suite is
-    validated against ``args.ceilings`` (the rig's, from run_cli; default: the default ceilings)."""
+    validated against ``args.ceilings`` (the rig's, from app/cli/run.py; default: the default ceilings)."""
     ceilings = getattr(args, "ceilings", None) or DEFAULT_CEILINGS
-    # from run_cli: already validated against the ceilings, --trial applied
+    # from app/cli/run.py: already validated against the ceilings, --trial applied
     suite = args.suite if isinstance(args.suite, Suite) else resolve_suite(args.suite, ceilings)
     results = dry_run(suite, ceilings=ceilings)
     if getattr(args, "json", False):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
 import numpy as np
 from uartlab.errors import ConfigError
@@ -44,6 +44,7 @@ from uartlab.protocols.suite import Suite, SuiteTrial
 from uartlab.protocols.trajectories import Trajectory
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
+from uartlab.streams import Event, EventKind
 
 # Pretension defaults. The target is the model's start-state minimum (sim.scenarios.MIN_PRETENSION_N,
 # 0.3 N): "initially small tensions in all the input tendons" (paper) - every tendon taut, none pulling;
@@ -58,7 +59,9 @@ DEFAULT_PRETENSION_TIMEOUT_S = 5.0
 # worst-case excursion a suite may command): protocols/limits.py.
 
 
-class Phase(Enum):
+class Phase(StrEnum):
+    """Where the runner is. The value is the name the status, the summaries and the logs show."""
+
     SAFE = "SAFE"
     ARMED = "ARMED"
     PRETENSION = "PRETENSION"
@@ -71,6 +74,10 @@ class Phase(Enum):
     ABORTED = "ABORTED"
     FAULT = "FAULT"
     PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py); last, so recorded indices keep
+
+
+PHASES: tuple[Phase, ...] = tuple(Phase)  # the recorded `phase` field (runner, model streams) indexes this
+RUN_OVER = frozenset({Phase.DONE, Phase.ABORTED, Phase.FAULT})  # a run that has ended, well or not
 
 
 _RUNNING = {Phase.ARMED, Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN}
@@ -87,16 +94,6 @@ class Action(Enum):
 class Command:
     action: Action
     excursion_m: np.ndarray | None = None   # (6,) for MOVE and HOLD
-
-
-@dataclass(frozen=True)
-class RunnerEvent:
-    """Same fields as uartlab.streams.Event (protocols may not import app): ``Event(**asdict(e))``."""
-
-    host_time_s: float
-    kind: str
-    source: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -121,13 +118,13 @@ class LatchingRunner:
     action, the latching fault and E-stop, the one command each phase gives, and the phase events."""
 
     def __init__(self, interlocks: Interlocks, safe_action: str,
-                 on_event: Callable[[RunnerEvent], None] | None):
+                 on_event: Callable[[Event], None] | None):
         if safe_action not in ("hold", "torque_off"):
             raise ValueError(f"safe_action must be 'hold' or 'torque_off', got {safe_action!r}")
         self.interlocks = interlocks
         self.safe_action = Action.HOLD if safe_action == "hold" else Action.TORQUE_OFF
         self.on_event = on_event
-        self.events: list[RunnerEvent] = []
+        self.events: list[Event] = []
         self.phase = Phase.SAFE
         self.fault_reason: str | None = None
         self._estopped = False
@@ -159,7 +156,7 @@ class LatchingRunner:
 
     def _go(self, phase: Phase, now_s: float, detail: str) -> None:
         self.phase, self._since = phase, now_s
-        event = RunnerEvent(now_s, "phase", "runner", f"{phase.name}: {detail}")
+        event = Event(now_s, EventKind.PHASE, "runner", f"{phase.name}: {detail}")
         self.events.append(event)
         if self.on_event is not None:
             self.on_event(event)
@@ -168,7 +165,7 @@ class LatchingRunner:
 class Runner(LatchingRunner):
     def __init__(self, suite: Suite, interlocks: Interlocks | None = None, safe_action: str = "hold",
                  pretension: Pretension | None = None,
-                 on_event: Callable[[RunnerEvent], None] | None = None,
+                 on_event: Callable[[Event], None] | None = None,
                  on_setup: Callable[[SuiteTrial, bool], bool] | None = None):
         super().__init__(interlocks or Interlocks(InterlockLimits.from_suite(suite.limits)), safe_action, on_event)
         self.suite = suite

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from uartlab.errors import InterlockError
 from uartlab.protocols.interlocks import Interlocks, Observation
-from uartlab.protocols.runner import Command, LatchingRunner, Phase, RunnerEvent
+from uartlab.protocols.runner import Command, LatchingRunner, Phase
+from uartlab.streams import Event
 
 # est.: 20 mm/s moves a tendon across its whole working range in about a second, several times slower
 # than the MX-64 can reel (~130 mm/s on a 20 mm spool): a goal that is wrong is caught by the interlocks
@@ -97,7 +98,7 @@ class StepRunner(LatchingRunner):
     """See the module docstring. ``name`` says what runs (a procedure's name) in every event."""
 
     def __init__(self, name: str, interlocks: Interlocks, safe_action: str = "hold",
-                 on_event: Callable[[RunnerEvent], None] | None = None, pay_out_only: bool = False):
+                 on_event: Callable[[Event], None] | None = None, pay_out_only: bool = False):
         super().__init__(interlocks, safe_action, on_event)
         self.name = name
         self.pay_out_only = pay_out_only   # "release tendons": a Move that would reel any tendon in is refused

@@ -20,25 +20,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.sim.inputs import DEFAULT_STEEPNESS, table_inputs
+from uartlab.sim.inputs import DEFAULT_STEEPNESS, sigmoid_shape, table_inputs
 from uartlab.sim.names import TENDONS, tendon_index
 
 # Model inputs are linear between table samples; 10 ms keeps the sampled sigmoid within 0.05 % of the
 # amplitude of the exact curve (k = 10, T = 4 s) at 400 samples per pull, cheap for the integrator.
 DEFAULT_SAMPLE_DT_S = 0.01
-
-
-def sigmoid_shape(u: np.ndarray, steepness: float = DEFAULT_STEEPNESS) -> np.ndarray:
-    """sim.inputs' rescaled logistic: 0 at u <= 0, 1 at u >= 1, monotonic in between."""
-    u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-
-    def logistic(z):
-        return 1.0 / (1.0 + np.exp(-z))
-
-    lo, hi = logistic(-0.5 * steepness), logistic(0.5 * steepness)
-    s = (logistic(steepness * (u - 0.5)) - lo) / (hi - lo)
-    # Pin the ends: the rig must arrive exactly at the commanded excursion, not 1e-16 short of it.
-    return np.where(u <= 0.0, 0.0, np.where(u >= 1.0, 1.0, s))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,16 @@ def _logistic(z):
     return 1.0 / (1.0 + np.exp(-z))
 
 
+def unit_sigmoid(u, k):
+    """s(u) of the docstring above for u inside (0, 1), on a number or a NumPy array. Plain Python so the
+    rig's trajectories call it without compiling; the model's kernels compile this same function."""
+    lo, hi = 1.0 / (1.0 + np.exp(0.5 * k)), 1.0 / (1.0 + np.exp(-0.5 * k))
+    return (1.0 / (1.0 + np.exp(-(k * (u - 0.5)))) - lo) / (hi - lo)
+
+
+_unit_sigmoid = inline_kernel(unit_sigmoid)
+
+
 @inline_kernel
 def sigmoid_value(t, amp, t0, dur, k):
     u = (t - t0) / dur
@@ -33,8 +43,7 @@ def sigmoid_value(t, amp, t0, dur, k):
         return 0.0
     if u >= 1.0:
         return amp
-    lo, hi = _logistic(-0.5 * k), _logistic(0.5 * k)
-    return amp * (_logistic(k * (u - 0.5)) - lo) / (hi - lo)
+    return amp * _unit_sigmoid(u, k)
 
 
 @inline_kernel
@@ -98,6 +107,15 @@ def input_excursions_into(inp: np.ndarray, t: float, e: np.ndarray) -> None:
             t0, t1 = inp[IN_TABLE + k], inp[IN_TABLE + k + 1]
             f = (t - t0) / (t1 - t0)
             e[i] = inp[ex + 6 * k + i] + f * (inp[ex + 6 * (k + 1) + i] - inp[ex + 6 * k + i])
+
+
+def sigmoid_shape(u, steepness: float = DEFAULT_STEEPNESS) -> np.ndarray:
+    """s(u) at fractions ``u`` of a pull (any shape): exactly 0 at u <= 0 and 1 at u >= 1, monotonic in
+    between. The rig's trajectories sample this same curve, so the rig and the model pull alike."""
+    u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    inside = unit_sigmoid(u, steepness)
+    # Pin the ends: the rig must arrive exactly at the commanded excursion, not 1e-16 short of it.
+    return np.where(u <= 0.0, 0.0, np.where(u >= 1.0, 1.0, inside))
 
 
 @dataclass(frozen=True)

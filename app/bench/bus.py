@@ -18,8 +18,8 @@ from uartlab.drivers.mx64_bus import Mx64Bus
 from uartlab.drivers.twins.dxl_bus import DxlBusTwin
 from uartlab.drivers.twins.plant import Plant, PlantClock, PlantConfig
 
-GOAL_RATE_HZ = 200.0          # issue 4: the SEA control loop
-GOAL_WIRE_FRACTION = 0.5      # issue 4: at least half of what the wire allows
+GOAL_RATE_HZ = 200.0          # the SEA control loop
+GOAL_WIRE_FRACTION = 0.5      # at least half of what the wire allows
 BAUD = 1_000_000              # the rig's bus rate (device-notes section 1: 1 Mbps)
 BITS_PER_BYTE = 10            # 8N1: start + 8 data + stop
 N_SERVOS = 6

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import threading
 import time
 
@@ -21,12 +22,13 @@ import numpy as np
 from uartlab.app.run.feed import simulated_trial
 from uartlab.app.run.live_model import LiveModel
 from uartlab.hub import Hub
+from uartlab.pacing import FixedRate
 from uartlab.schema import MODEL, RUNNER, runner_spec
 from uartlab.sim import Finger
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 from uartlab.streams import FieldSpec, Record, StreamSpec
 
-GOAL_MARGIN = 20.0   # issue 7: the tick period over the model's time per tick
+GOAL_MARGIN = 20.0   # the tick period over the model's time per tick
 RATES_HZ = (100.0, 200.0)
 EMPTY_SPEC = StreamSpec("empty", "bench", (FieldSpec("trial_index", "i8", (), "", "echo of the tick"),))
 
@@ -102,12 +104,10 @@ def real_time(finger: Finger, rate_hz: float) -> dict:
     publish_s: list[float] = []
 
     def control_loop() -> None:
-        t_start = time.monotonic()
+        pace = FixedRate(1.0 / rate_hz, max_late_s=math.inf)  # every record is published, late ones at once
         for k, r in enumerate(run.records):
-            due = t_start + k / rate_hz
-            delay = due - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            if k:
+                pace.wait()
             record = Record(r.stream, np.array([time.monotonic()]), r.data)
             t0 = time.perf_counter()
             hub.publish(record)

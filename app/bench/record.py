@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 import threading
@@ -24,14 +25,15 @@ import numpy as np
 from uartlab.app.cli.paths import writable_folder
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.writer import SessionRecorder
+from uartlab.pacing import FixedRate
 from uartlab.schema import actuators_spec, daq_spec, mocap_spec
 from uartlab.streams import Record, StreamSpec
 
-GOAL_CPU_SHARE = 0.10        # issue 5
-GOAL_HEADROOM = 10.0         # issue 5: max sustainable rate / load
+GOAL_CPU_SHARE = 0.10        # of one core
+GOAL_HEADROOM = 10.0         # max sustainable rate / load
 DAQ_CHANNELS, DAQ_RATE_HZ, DAQ_BLOCK = 13, 19_200.0, 96   # 13 x 19.2 kHz = 249.6 kS/s; 96 rows = 5 ms
 # (6 pots, the reference, 6 gauges; each row also carries the derived tendon forces and wrench)
-SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # issue 5 rates; 12 markers on the finger
+SERVO_RATE_HZ, MOCAP_RATE_HZ, MARKERS = 200.0, 240.0, 12  # the rig's rates; 12 markers on the finger
 
 # The producers' own declarations (uartlab.schema) at the bench's rates: what a recording really writes.
 SPECS = (daq_spec(DAQ_RATE_HZ), actuators_spec(SERVO_RATE_HZ),
@@ -59,11 +61,10 @@ class _Producer(threading.Thread):
     def run(self) -> None:
         n_blocks = int(self.seconds / self.period_s)
         dt = np.arange(self.rows) / RATE_HZ[self.spec.name]
+        # Every block is written, late ones at once; all streams on one time base.
+        pace = FixedRate(self.period_s, max_late_s=math.inf, start_s=self.t0)
         for k in range(n_blocks):
-            due = self.t0 + (k + 1) * self.period_s
-            delay = due - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            pace.wait()
             rec = Record(self.spec.name, self.t0 + k * self.period_s + dt, self.data)
             c0 = time.thread_time()
             self.rec.write(rec)

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
+from uartlab import __version__
+
 # (report name, distribution names to try, what its absence means for the rig).
 # PySide6 is usually installed as PySide6-Essentials (our dependency) but the full PySide6 also works.
 PACKAGES: list[tuple[str, tuple[str, ...], str]] = [
@@ -250,6 +252,7 @@ def collect() -> dict[str, Any]:
     """Probe the machine; the result is plain JSON data (str, int, bool, None, lists, dicts)."""
     errors: dict[str, str] = {}
     report: dict[str, Any] = {
+        "uartlab": __version__,
         "python": _guard("python", lambda: {"version": platform.python_version(),
                                             "executable": sys.executable,
                                             "platform": platform.platform()}, {}, errors),
@@ -276,7 +279,7 @@ def _section(title: str, rows: list[tuple[str, str]]) -> list[str]:
 def render(report: dict[str, Any]) -> str:
     """The report as aligned text: one section per probe, then what is missing."""
     py, qt, daq, net = (report.get(k) or {} for k in ("python", "qt", "nidaqmx", "network"))
-    lines = ["uartlab doctor", "==============", ""]
+    lines = [f"uartlab doctor ({report.get('uartlab')})", "==============", ""]
     lines += _section("Python", [(k, str(py.get(k))) for k in ("version", "executable", "platform")])
     lines += _section("Packages", [(name, f"{_status(version):<8} {version or ''}")
                                    for name, version in (report.get("packages") or {}).items()])

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import signal
 import sys
 import threading
@@ -27,16 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uartlab.app.cli.types import positive_float, positive_int
-from uartlab.errors import RecordingError
 from uartlab.sim.names import JOINTS
 
 if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
-    from uartlab.app.record.session import RecordingSession
     from uartlab.app.rig.config import RigConfig
     from uartlab.app.run.experiment import Experiment, ExperimentStatus, SteadyState
     from uartlab.protocols.suite import Suite
 
-log = logging.getLogger(__name__)
 DEMO_SPEED = 4.0   # the twin at 4x: the demo's six 4 s pulls (with settle and return) in about 15 s
 
 
@@ -87,6 +83,7 @@ def demo_main(args: argparse.Namespace) -> int:
 
 def main(args: argparse.Namespace) -> int:
     from uartlab.app.cli.extras import require
+    from uartlab.protocols.runner import Phase
     from uartlab.protocols.suite import resolve_suite
 
     if getattr(args, "replay", None) is not None:
@@ -106,58 +103,37 @@ def main(args: argparse.Namespace) -> int:
         if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
             RigCalibrations(config).check_files()
         return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings))
-    from uartlab.app.record.free_space import suite_seconds
-    from uartlab.app.record.logs import log_file
-    from uartlab.app.record.session import RecordingSession, session_path
-    from uartlab.app.rig.rig import Rig
-    from uartlab.app.run.experiment import Experiment
+    from uartlab.app.run.run import Run
 
     # Every input and the output folder are checked before the rig starts (app/cli/paths.py)
     folder = writable_folder(args.out, "--out") if args.out else writable_folder(
         config.recording.folder, f"{config.source}: recording.folder")
     RigCalibrations(config).check_files()
-    if getattr(args, "params", None) and not getattr(args, "no_live_model", False):
+    live_model = not getattr(args, "no_live_model", False)
+    params = None
+    if getattr(args, "params", None) and live_model:  # a whole parameter set, used as given
         from uartlab.sim import FingerParams
 
-        FingerParams.from_toml(args.params)
-    path = session_path(folder, suite.name)
+        params = FingerParams.from_toml(args.params), [f"parameters {args.params}"]
+    run = Run(suite, config=config, folder=folder, operator=args.operator, notes=args.notes,
+              safe_action=args.safe_action, live_model=live_model, params=params,
+              title=f"uartlab {getattr(args, 'command', 'run')}")
     estop = threading.Event()
     previous = signal.signal(signal.SIGINT, _estop_handler(estop))
     quiet = args.json or getattr(args, "quiet", 0) > 0
-    failure = None
     try:
-        with log_file(path.with_suffix(".log")), Rig(config) as rig:  # the run's log beside its session file
-            log.info("uartlab %s %s: session %s", getattr(args, "command", "run"), suite.name, path.name)
-            live, sources = _live_model(rig, suite, args)  # before the session: its `model` stream is recorded
-            try:  # the free-space pre-flight may refuse (exit 3) before anything moves
-                session = RecordingSession(rig, path, operator=args.operator, notes=args.notes, protocol=suite,
-                                           expected_s=suite_seconds(suite))
-            except BaseException:
-                if live is not None:
-                    live.close()
-                raise
-            for warning in session.warnings:
-                print(f"warning: {warning}", file=sys.stderr, flush=True)
-            for source in sources:  # into the session's events: which calibrations the model ran with
-                rig.hub.event("calibration", "model", f"live model uses {source}")
-            exp = Experiment(rig, suite, session, safe_action=args.safe_action)
-            try:
-                status = _run(exp, estop, quiet=quiet)
-            finally:
-                exp.close()
-                if live is not None:
-                    live.close()
-                failure = _close_session(session, exp)
-            log.info("run ended %s: %d of %d trials run%s", status.phase, len(status.results), status.n_trials,
-                     f"; {status.fault_reason}" if status.fault_reason else "")
+        with run:
+            run.assemble()
+            _say_warnings(run)
+            status = _run(run, estop, quiet=quiet)
     finally:
         signal.signal(signal.SIGINT, previous)
-    _report(path, suite, exp, status, args.json, live)
-    if failure is not None:  # the file failed after the run ended: an I/O failure (exit 3)
-        raise failure
+    _report(run.path, suite, run.experiment, status, args.json, run.live_model)
+    if run.close_error is not None:  # the file failed after the run ended: an I/O failure (exit 3)
+        raise run.close_error
     if estop.is_set():
         return 130
-    return 1 if status.phase in ("FAULT", "ABORTED") else 0
+    return 1 if status.phase in (Phase.FAULT, Phase.ABORTED) else 0
 
 
 def _replay_options(args: argparse.Namespace) -> list[str]:
@@ -186,31 +162,11 @@ def _replay(args: argparse.Namespace) -> int:
     return replay_dry_run.main(args, suite, config)
 
 
-def _close_session(session: RecordingSession, exp: Experiment) -> RecordingError | None:
-    """Close the file. A recorder failure during the run has already stopped it (FAULT, the configured safe
-    action, the sentence in the fault reason): exit 1 like any run that ended in FAULT. One that came after
-    the run ended is returned, to be raised after the summary (exit 3)."""
-    try:
-        session.close()
-    except RecordingError as exc:
-        return None if str(exc) in (exp.status().fault_reason or "") else exc
-    return None
-
-
-def _live_model(rig, suite: Suite, args: argparse.Namespace):
-    """(the bond-graph model beside the rig (app/run/live_model.py), started, or None with --no-live-model;
-    where its parameters came from). ``--params`` is a whole parameter set, used as given; without it the
-    UART defaults with the rig's calibrated moment arms and model values (the calibration store's)."""
-    if getattr(args, "no_live_model", False):
-        return None, []
-    from uartlab.app.run.live_model import LiveModel
-    from uartlab.sim import Finger, FingerParams
-
-    if getattr(args, "params", None):
-        params, sources = FingerParams.from_toml(args.params), [f"parameters {args.params}"]
-    else:
-        params, sources = rig.model_params()
-    return LiveModel(rig.hub, Finger(params), suite, time_scale=rig.time_scale).start(), sources
+def _say_warnings(run, said: int = 0) -> int:
+    """Print the run's warnings from ``said`` on; returns how many have been printed."""
+    for warning in run.warnings[said:]:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    return len(run.warnings)
 
 
 def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite:
@@ -257,18 +213,18 @@ def _estop_handler(estop: threading.Event):
     return handler
 
 
-def _run(exp: Experiment, estop: threading.Event, quiet: bool) -> ExperimentStatus:
-    exp.start()
-    for warning in exp.warnings:
-        print(f"warning: {warning}", file=sys.stderr, flush=True)
+def _run(run, estop: threading.Event, quiet: bool) -> ExperimentStatus:
+    said = len(run.warnings)
+    run.start()
+    _say_warnings(run, said)
     shown = ""
     tty = sys.stdout.isatty() and not quiet
     started = time.monotonic()
-    while not exp.wait(0.1):
+    while not run.wait(0.1):
         if estop.is_set():
-            exp.estop("E-stop: Ctrl-C at the console")
+            run.estop("E-stop: Ctrl-C at the console")
             break
-        status = exp.status()
+        status = run.status()
         if quiet:
             continue
         line = _progress_line(status, time.monotonic() - started)
@@ -279,8 +235,8 @@ def _run(exp: Experiment, estop: threading.Event, quiet: bool) -> ExperimentStat
             print(f"[{time.monotonic() - started:7.1f} s] {status.message}", flush=True)
     if tty:
         print()
-    exp.wait(1.0)
-    return exp.status()
+    run.wait(1.0)
+    return run.status()
 
 
 def _progress_line(status: ExperimentStatus, elapsed_s: float) -> str:
@@ -319,6 +275,8 @@ def _result_dict(result, steady: SteadyState | None) -> dict:
 
 
 def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
+    from uartlab.protocols.runner import Phase
+
     joints = " ".join(f"{j:>7}" for j in JOINTS)
     lines = [f"suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}): {status.phase}",
              f"{'trial':<24} {'rep':>3} {'outcome':<22} {'settle s':>8} {joints}  {'max tendon N':>12} {'tip N':>6}"]
@@ -331,7 +289,7 @@ def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
             angles = " ".join(f"{a:7.1f}" for a in s.joint_angles_deg)
             rest = f"{angles}  {s.tendon_force_N.max():12.2f} {float((s.fingertip_force_N ** 2).sum()) ** 0.5:6.2f}"
         lines.append(f"{r.trial:<24} {r.repeat:>3} {r.outcome:<22} {settle} {rest}")
-    faulted = status.phase in ("FAULT", "ABORTED")
+    faulted = status.phase in (Phase.FAULT, Phase.ABORTED)
     lines.append(f"{len(status.results)} of {status.n_trials} trials run"
                  + (f"; stopped: {status.fault_reason or status.phase}" if faulted else ""))
     return "\n".join(lines)

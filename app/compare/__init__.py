@@ -1,4 +1,4 @@
-"""Offline sim-vs-experiment analysis: `uartlab compare` (issue 7, the paper's Results section).
+"""Offline sim-vs-experiment analysis: `uartlab compare` (the paper's Results section).
 
   measured.py   trials out of session files: signals relative to actuation start, initial and steady values,
                 the Nano17 wrench turned into the fingertip force in the model's world frame
@@ -8,8 +8,10 @@
   tables.py     every table as rows (the paper's column order), the transient curves
   figures.py    Figs. 13-16 of the paper as PNGs
   report.py     CSV of every table, the HTML report, the text summary
+  sessions.py   what a comparison compares: the sessions' settled trials, the parameter sets, the JSON summary
   synthetic.py  session files written from the model (known parameters: ground truth for tests and demos)
-  cli.py        `uartlab compare`
+
+The command itself is app/cli/compare.py.
 
 The package itself loads nothing (PEP 562): ``CompareError`` comes from measured.py (h5py) on first use.
 """

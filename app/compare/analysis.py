@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.app.compare import metrics
-from uartlab.app.compare.measured import CompareError, MeasuredTrial, pulled_of
+from uartlab.app.compare.measured import CompareError, MeasuredTrial, PulledTendons
 from uartlab.app.compare.resim import SimCurves, Start, resimulate
 from uartlab.sim import Finger
 from uartlab.sim.names import EM_TENDONS, FLEXORS, POSES
@@ -48,7 +48,7 @@ class SetResult:
 
 
 @dataclass
-class TrialGroup:
+class TrialGroup(PulledTendons):
     name: str
     kind: str
     pose: str
@@ -64,14 +64,6 @@ class TrialGroup:
     measured_mean: dict[str, np.ndarray]  # quantity -> (len(grid), k) mean over repeats
     measured_sd: dict[str, np.ndarray]
     results: dict[str, SetResult] = field(default_factory=dict)
-
-    @property
-    def flexor(self) -> str | None:
-        return pulled_of(self.pulled, FLEXORS)
-
-    @property
-    def em(self) -> str | None:
-        return pulled_of(self.pulled, EM_TENDONS)
 
     @property
     def n(self) -> int:

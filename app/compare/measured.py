@@ -1,8 +1,9 @@
 """Trials out of session files, as the comparison needs them.
 
-A trial's time range in the session file is [actuation start, steady state reached] (contract of issue 6;
-the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative to that start and in protocol
-seconds (host seconds x the trial's ``time_scale``: a twin at 4x runs a 4 s pull in 1 s of host time):
+A trial's time range in the session file is [actuation start, steady state reached] (the trial rows
+app/run/experiment.py writes; the sigmoid's t = 0 is ``start_host_time_s``). For each trial we read, relative
+to that start and in protocol seconds (host seconds x the trial's ``time_scale``: a twin at 4x runs a 4 s pull
+in 1 s of host time):
 
 - tendon excursions (``actuators.excursion_m``), the model's inputs;
 - input tendon tensions from the SEAs (``daq.tendon_force_N``);
@@ -50,9 +51,19 @@ SOURCES: dict[str, tuple[tuple[str, str], ...]] = {
 REQUIRED = ("excursion_m", "tendon_force_N", "joint_angles_rad")
 
 
-def pulled_of(pulled, group) -> str | None:
-    """The trial's pulled tendon of a group (FLEXORS, EM_TENDONS): the paper's row labels of Tables 5-6."""
-    return next((t for t in pulled if t in group), None)
+class PulledTendons:
+    """The flexor and the EM tendon among a trial's actively ``pulled`` tendons (None where none is): the
+    paper's row labels of Tables 5-6."""
+
+    pulled: tuple[str, ...]
+
+    @property
+    def flexor(self) -> str | None:
+        return next((t for t in self.pulled if t in FLEXORS), None)
+
+    @property
+    def em(self) -> str | None:
+        return next((t for t in self.pulled if t in EM_TENDONS), None)
 
 
 class CompareError(InputFileError):
@@ -79,7 +90,7 @@ class Signal:
 
 
 @dataclass
-class MeasuredTrial:
+class MeasuredTrial(PulledTendons):
     """One recorded repeat of one trial."""
 
     session: str
@@ -97,14 +108,6 @@ class MeasuredTrial:
     @property
     def label(self) -> str:
         return f"{os.path.basename(self.session)}#{self.index} {self.name} (repeat {self.repeat})"
-
-    @property
-    def flexor(self) -> str | None:
-        return pulled_of(self.pulled, FLEXORS)
-
-    @property
-    def em(self) -> str | None:
-        return pulled_of(self.pulled, EM_TENDONS)
 
     def has(self, quantity: str) -> bool:
         return quantity in self.signals

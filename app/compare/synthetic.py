@@ -24,7 +24,7 @@ from uartlab.schema import actuators_spec, daq_spec, joints_spec
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip
-from uartlab.streams import Event, Record
+from uartlab.streams import Event, EventKind, Record
 
 REST_S = 0.3       # at rest before actuation starts (the initial-state window reads it)
 GAP_S = 1.0        # between trials (nothing recorded: the "return" of the real runner)
@@ -58,7 +58,7 @@ class TrueRepeat:
 
 def trial_parameters(trial: Trial, repeat: int, repeats: int, pretension_m: np.ndarray,
                      time_scale: float = 1.0) -> dict:
-    """parameters_json as the runner writes it (contract of issue 6)."""
+    """parameters_json as app/run/experiment.py writes it (``Experiment.trial_parameters``)."""
     return {"suite": "model", "suite_sha256": "", "trial": trial.name, "kind": trial.kind, "pose": trial.pose,
             "surface_angle_deg": trial.surface_angle_deg,
             "pulls": [{"tendon": p.tendon, "amplitude_mm": 1e3 * p.amplitude_m, "duration_s": p.duration_s,
@@ -83,7 +83,8 @@ def write_model_session(path: str | os.PathLike, trials: list[Trial], params: Fi
             rec.add_stream(spec)
         clock = 1000.0
         if tared:
-            rec.event(Event(clock - 1.0, "operator", "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))  # as the rig logs it
+            # as the rig logs it
+            rec.event(Event(clock - 1.0, EventKind.OPERATOR, "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))
         sample = 0
         for trial in trials:
             for k in range(1, repeats + 1):

@@ -1,8 +1,9 @@
 """What the operator's buttons do: the rig, the recording, the protocol run, the replay and the E-stop.
 
 Slow steps (starting the twin or the hardware, creating or closing a session file, opening a file to
-replay) go to worker threads through ``window.tasks``; their results come back on the GUI thread. The
-Experiment (``app/run/experiment.py``) is imported when a run starts, so the window works without it.
+replay, assembling and tearing down a run) go to worker threads through ``window.tasks``; their results
+come back on the GUI thread. A protocol run is a ``Run`` (``app/run/run.py``), as in `uartlab run`: one
+assembly, one E-stop path, one teardown. It is imported when a run starts, so the window works without it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uartlab.app.record.logs import event_level
+from uartlab.app.run.run import estop_rig
 from uartlab.errors import ConfigError
-from uartlab.streams import Event
+from uartlab.protocols.runner import RUN_OVER, Phase
+from uartlab.streams import Event, EventKind
 
 if TYPE_CHECKING:
     from uartlab.app.run.rig_like import RigLike
-
-RUN_OVER = ("DONE", "ABORTED", "FAULT")
 
 
 class Operations:
@@ -32,8 +33,8 @@ class Operations:
         self.session = None                  # RecordingSession
         self.session_started_s = 0.0
         self.auto_recording = False          # started by a protocol run: stopped when the run is over
-        self.experiment = None
-        self.live_model = None               # LiveModel beside the run: the plots' dashed `model` curves
+        self.run = None                      # the protocol run (app/run/run.py), until the operator resets it
+        self.starting = None                 # a Run being assembled and started on a worker thread
         self.suite_label = ""
         self.replay = None                   # ReplayRig
         self.replay_path: str | None = None
@@ -69,6 +70,16 @@ class Operations:
         rp.speed_changed.connect(self.set_speed)
         rp.live_requested.connect(self.back_to_live)
         rp.loop_box.toggled.connect(lambda on: setattr(self.replay, "loop", on) if self.replay else None)
+
+    @property
+    def experiment(self):
+        """The run's Experiment: its status, pause, resume, abort."""
+        return self.run.experiment if self.run is not None else None
+
+    @property
+    def live_model(self):
+        """The LiveModel beside the run: the plots' dashed `model` curves."""
+        return self.run.live_model if self.run is not None else None
 
     # ------------------------------------------------------------ rig
     def connect_rig(self, config_path: str) -> None:
@@ -109,22 +120,18 @@ class Operations:
         self.w.tasks.run("connect", work, done, failed)
 
     def disconnect_rig(self) -> None:
-        rig, session, exp, live = self.rig, self.session, self.experiment, self.live_model
+        rig, session, run = self.rig, self.session, self.run
         if rig is None:
             return
-        self.rig = self.session = self.experiment = self.live_model = None
+        self.rig = self.session = self.run = self.starting = None
         self.w.rig_panel.set_state("disconnecting")
         if self.replay is None:
             self.w.attach(None, "none")
 
         def work():
-            if exp is not None:
-                exp.abort("rig disconnected by the operator")
-                exp.wait(5.0)
-                exp.close()
-            if live is not None:
-                live.close()
-            if session is not None:
+            if run is not None:
+                run.close("rig disconnected by the operator")
+            if session is not None and not (run is not None and run.owns(session)):  # the run closed its own
                 session.close()
             rig.stop()
 
@@ -171,14 +178,26 @@ class Operations:
         if session is None:
             return
         self.w.recording_panel.set_state("stopping")
+        done = self._recording_closed(session.path)
+        run = self.run
+        if run is not None and run.owns(session):  # the run's own file: closed by the run
+            if run.over:
+                self.w.tasks.run("close run", lambda: (run.close(), run.session_summary)[1], done)
+            else:
+                self.w.tasks.run("stop recording", run.close_session, done)
+        else:
+            self.w.tasks.run("stop recording", session.close, done)
 
+    def _recording_closed(self, path: str):
+        """What the window says once a session file is closed, from the close's summary."""
         def done(summary) -> None:
             self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
+            if summary is None:   # the run's file failed; its sentence is the run's fault reason
+                return
             lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
             what = "nothing dropped" if not lost else f"{lost} dropped"
-            self.w.log_line(f"recording closed: {session.path} ({what})")
-
-        self.w.tasks.run("stop recording", session.close, done)
+            self.w.log_line(f"recording closed: {path} ({what})")
+        return done
 
     # ------------------------------------------------------------ protocol run
     def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
@@ -199,15 +218,15 @@ class Operations:
     def start_run(self) -> None:
         """Pre-flight and start on a worker thread (pre-flight waits for every stream, up to seconds)."""
         panel, rig = self.w.protocol_panel, self.rig
-        if panel.suite is None or rig is None or self.experiment is not None or self.estop_latched:
+        if (panel.suite is None or rig is None or self.run is not None or self.starting is not None
+                or self.estop_latched):
             return
         if self.replay is not None:  # a run is watched live: never behind an old recording's curves
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
         try:
             from uartlab.app.cli.run import select
-            from uartlab.app.record.session import RecordingSession
-            from uartlab.app.run.experiment import Experiment
+            from uartlab.app.run.run import Run
             from uartlab.protocols.suite import within
 
             # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
@@ -218,56 +237,37 @@ class Operations:
             return
         record = self.session is None and panel.record_box.isChecked()
         rec = self.w.recording_panel
-        folder, operator, notes = rec.folder, rec.operator, rec.notes
-        session = self.session
+        # The model beside the rig with its calibrated moment arms and model values (the store's), as
+        # `uartlab run` does; a recording the operator started is written into and left open.
+        run = Run(suite, rig=rig, folder=rec.folder if record else None, session=None if record else self.session,
+                  operator=rec.operator, notes=rec.notes, safe_action="hold", title="uartlab gui")
+        self.starting = run
         panel.buttons["start"].setEnabled(False)
-
-        from uartlab.app.record.free_space import suite_seconds
-        from uartlab.app.record.session import session_path
-        from uartlab.app.run.live_model import LiveModel
-        from uartlab.sim import Finger
-
         last = self.last_engine
 
         def work():
             if last is not None:   # the last run's loop, if its close has not run yet: one engine at a time
                 last.close()
-            # The model beside the rig (its `model` stream is registered by the rig, so any recording has it).
-            # With the rig's calibrated moment arms and model values (the store's), as `uartlab run` does.
-            live = LiveModel(rig.hub, Finger(rig.model_params()[0]), suite, time_scale=rig.time_scale).start()
-            new = None
-            if record:
-                folder.mkdir(parents=True, exist_ok=True)
-                path = session_path(folder, suite.name)
-                new = RecordingSession(rig, path, operator=operator, notes=notes, protocol=suite, log=True,
-                                       expected_s=suite_seconds(suite))  # no room on the disk: refused
-            exp = None
-            try:
-                exp = Experiment(rig, suite, new or session, safe_action="hold")  # refuses what would trip
-                exp.start()
-            except BaseException:
-                if exp is not None:
-                    exp.close()
-                live.close()
-                if new is not None:
-                    new.close()
-                raise
-            return exp, new, live
+            return run.start()     # assembles, refuses what would trip; on failure nothing is left open
 
-        def done(result) -> None:
-            exp, new, live = result
-            self.experiment, self.live_model, self.trip_reason = exp, live, None
-            self.last_engine, self.run_start_m = exp, exp.start_m
-            if new is not None:
-                self.session, self.session_started_s, self.auto_recording = new, time.monotonic(), True
+        def done(_) -> None:
+            if self.starting is not run:   # the rig was disconnected while the run started
+                self.w.tasks.run("close run", lambda: run.close("rig disconnected by the operator"))
+                return
+            self.starting, self.run, self.trip_reason = None, run, None
+            self.last_engine, self.run_start_m = run.experiment, run.experiment.start_m
+            if run.owns_session:
+                self.session, self.session_started_s, self.auto_recording = run.session, time.monotonic(), True
                 rec.set_state("recording")
-                self.w.log_line(f"recording {new.path}")
-            if self.estop_latched:  # pressed while the run was starting
-                exp.estop(self.estop_reason)
+                self.w.log_line(f"recording {run.session.path}")
+            if self.estop_latched and run.estop_reason is None:  # an E-stop event from elsewhere, while starting
+                run.estop(self.estop_reason)
             self.w.log_line(f"protocol {suite.name} started: {len(suite.trials)} trials")
             self._refresh_buttons()
 
         def failed(exc) -> None:
+            if self.starting is run:
+                self.starting = None
             self.w.report_error("protocol", exc)
             self._refresh_buttons()
 
@@ -283,18 +283,21 @@ class Operations:
 
     def reset_run(self) -> None:
         """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
-        exp, self.experiment = self.experiment, None
-        live, self.live_model = self.live_model, None
-        if exp is not None:
-            try:
-                exp.reset()
-            except Exception as exc:  # noqa: BLE001
-                self.w.report_error("reset", exc)
-            self.w.tasks.run("close run", exp.close)  # joins the control thread: off the GUI thread
-        if live is not None:
-            self.w.tasks.run("close live model", live.close)
-        if self.auto_recording:
-            self.stop_recording()
+        run, self.run = self.run, None
+        if run is not None:
+            done = None
+            if self.auto_recording:  # the run's own file, closed with the run
+                done = self._recording_closed(self.session.path)
+                self.session, self.auto_recording = None, False
+                self.w.recording_panel.set_state("stopping")
+
+            def work():  # joins the control thread: off the GUI thread
+                run.close()
+                if run.experiment is not None:  # the acknowledgement, into a recording that goes on
+                    run.experiment.reset()
+                return run.session_summary
+
+            self.w.tasks.run("close run", work, done)
         self.trip_reason = None
         self.show_safety()
         self._refresh_buttons()
@@ -340,18 +343,13 @@ class Operations:
         self.estop_latched, self.estop_reason = True, reason
         self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
-        rig = self.rig
+        rig, run = self.rig, self.run or self.starting
 
-        def act() -> None:
-            engine = getattr(rig, "engine", None)   # a run, or an operator move, on the engine
-            if engine is not None:
-                try:
-                    engine.estop(reason)
-                finally:
-                    rig.actuators.torque_off()  # and directly: the E-stop must not depend on the runner
-            elif rig is not None and rig.actuators is not None:
-                rig.actuators.torque_off()
-                rig.hub.event("estop", "operator", reason)
+        def act() -> None:  # the run's E-stop (latched even while it starts), or an operator move's, or the rig's
+            if run is not None:
+                run.estop(reason)
+            elif rig is not None:
+                estop_rig(rig, reason)
 
         threading.Thread(target=self._estop_thread, args=(act,), name="gui-estop", daemon=True).start()
         self._refresh_buttons()
@@ -367,7 +365,7 @@ class Operations:
         self.estop_latched, self.estop_reason = False, ""
         self.estop_reset_at_s = time.monotonic()
         self.w.log_line("E-stop reset by the operator")
-        if self.experiment is not None and str(self.experiment.status().phase) in RUN_OVER:
+        if self.experiment is not None and self.experiment.status().phase in RUN_OVER:
             self.reset_run()
         self.show_safety()
         self._refresh_buttons()
@@ -496,15 +494,15 @@ class Operations:
             return
         if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
             self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
-        if e.kind == "trip":
+        if e.kind == EventKind.TRIP:
             self.trip_reason = e.message
             self.show_safety()
-        elif (e.kind == "estop" and not self.estop_latched and self.replay is None
-              and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
+        elif (e.kind == EventKind.ESTOP and not self.estop_latched and self.replay is None
+                      and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
             self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
             self.show_safety()
             self._refresh_buttons()
-        elif e.kind == "fault" and self.replay is None:
+        elif e.kind == EventKind.FAULT and self.replay is None:
             self.w.report_error(f"fault in {e.source}", e.message)
 
     def poll(self) -> None:
@@ -522,12 +520,11 @@ class Operations:
         if self.experiment is not None:
             status = self.experiment.status()
             w.protocol_panel.show_status(status)
-            phase = str(status.phase)
-            if status.fault_reason and phase == "FAULT" and not self.estop_latched:
+            phase = status.phase
+            if status.fault_reason and phase is Phase.FAULT and not self.estop_latched:
                 self.trip_reason = status.fault_reason
-            if self.auto_recording and phase in ("DONE", "ABORTED"):
-                self.w.tasks.run("close run", self.experiment.close)  # closes the last trial first
-                self.stop_recording()
+            if self.auto_recording and phase in (Phase.DONE, Phase.ABORTED):
+                self.stop_recording()  # the run closes: its last trial, the live model, then its file
             w.protocol_panel.set_buttons(phase, False, self.rig is not None and not self.estop_latched
                                          and self.moving is None, self.run_start_m is not None)
         if self.replay is not None:
@@ -546,7 +543,7 @@ class Operations:
 
     def _refresh_buttons(self) -> None:
         w = self.w
-        phase = str(self.experiment.status().phase) if self.experiment is not None else None
+        phase = self.experiment.status().phase if self.experiment is not None else None
         can_move = self.rig is not None and not self.estop_latched and self.moving is None
         can_start = can_move and w.protocol_panel.suite is not None
         w.protocol_panel.set_buttons(phase, can_start, can_move, self.run_start_m is not None)
@@ -555,13 +552,12 @@ class Operations:
 
     def shutdown(self) -> None:
         """Window closing: stop the run (servos hold/off), close the file, stop the rig and the replay."""
+        run = self.run
         try:
-            if self.experiment is not None:
-                self.experiment.abort("GUI closed")
-                self.experiment.wait(5.0)
-                self.experiment.close()
+            if run is not None:
+                run.close("GUI closed")
         finally:
-            if self.session is not None:
+            if self.session is not None and not (run is not None and run.owns(self.session)):
                 self.session.close()
             if self.rig is not None:
                 self.rig.stop()

@@ -2,15 +2,15 @@
 
 The data come through ``RigProbe`` (app/procedures/probe.py): the MX-64 bus for excursions and goals, the
 USB-6210 for pot, reference and gauge volts and the SEA forces, NatNet for the markers and the rig's
-joints stream for the angles. The fits are the same functions twin_runs.py uses. Every function returns
-(values, residuals, method, report lines) like twin_runs and raises CalibrationError before anything
+joints stream for the angles. The fits are the same functions on_twin.py uses. Every function returns
+(values, residuals, method, report lines) like on_twin.py's and raises CalibrationError before anything
 could be written; on the way out the servos hold (``RigProbe.procedure``). ``on_progress(done, total)``,
 if given, is called after each tendon (SEA, servo zero) or sweep (moment arms).
 
 On a twin rig the twin's Plant is read for the truth column of the report only (``twin_plant``), never
 for data - with one stated exception: the SEA procedure's reference load. A reference is the one number a
 calibration is given rather than measures (the hung mass, the in-line load cell); the twin has no load
-cell on its DAQ, so its reference is the tension the twin carries plus 10 mN of noise, as twin_runs'.
+cell on its DAQ, so its reference is the tension the twin carries plus 10 mN of noise, as on_twin.py's.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from uartlab.app.procedures.probe import RigProbe
 from uartlab.app.run.rig_like import RigLike
 from uartlab.calibration import mocap, moment_arms, nano17, sea, servo_zero
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import SeaGeometry
+from uartlab.errors import CalibrationError
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS, tendon_index
@@ -166,7 +166,8 @@ def run_servo_zero(rig: RigLike, tendons: tuple[str, ...] = TENDONS, pretension_
             probe.command(slack)
             probe.wait(0.5)
             fits.append(servo_zero.fit_servo_zero(t, data.excursion_m, data.force_N, pretension_N))
-            if plant is not None:  # the same sweep fitted on the twin's own tension (as tests/test_calibration_sensors)
+            # the same sweep fitted on the twin's own tension (as tests/calibration/test_calibration_sensors.py)
+            if plant is not None:
                 truths[TENDONS[i]] = servo_zero.fit_servo_zero(t, data.excursion_m, data.true_force_N,
                                                                pretension_N).taut_excursion_m
             if on_progress is not None:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from uartlab.app.compare.measured import CompareError, load_trials
 from uartlab.calibration import model_fit
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.session_trials import recording_from_trial, select_trials
 from uartlab.calibration.trial_jackknife import jackknife_sigma
+from uartlab.errors import CalibrationError
 from uartlab.sim import FingerParams
 
 

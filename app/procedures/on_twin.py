@@ -3,7 +3,7 @@
 Every function returns (values, residuals, method, report lines) and raises CalibrationError before
 anything could be written; ``on_progress(done, total)``, if given, is called per step (tendon, sweep,
 simulation). The CLI (`uartlab calibrate ...`) calls these without --rig; with `--rig twin|rig.toml` the
-same fits run on data collected at a rig through its drivers (rig_runs.py).
+same fits run on data collected at a rig through its drivers (app/procedures/at_rig.py).
 """
 
 from __future__ import annotations

@@ -31,12 +31,13 @@ from contextlib import contextmanager
 
 import numpy as np
 from uartlab.app.run.rig_like import RigLike
-from uartlab.calibration.errors import CalibrationError
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
+from uartlab.errors import CalibrationError
 from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
 from uartlab.schema import ACTUATORS, DAQ, WATCHED_STREAMS
 from uartlab.sim.names import TENDONS
+from uartlab.streams import EventKind
 
 log = logging.getLogger(__name__)
 STREAMS = WATCHED_STREAMS   # actuators daq mocap joints
@@ -111,7 +112,7 @@ class RigProbe:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
             how = self.hold()
             message = f"{name} calibration stopped: {reason}; {how}; nothing written"
-            self.rig.hub.event("calibration", "calibration", message)  # for whoever records or shows the rig
+            self.rig.hub.event(EventKind.CALIBRATION, "calibration", message)  # for whoever records or shows the rig
             self.say(message)
             raise
         finally:
@@ -126,7 +127,10 @@ class RigProbe:
             return "the servos were not moved"
         if run.phase is Phase.FAULT:
             reason = run.runner.fault_reason or ""
-            if reason.startswith("actuators:"):  # the servo bus failed: its driver has turned torque off
+            trip = run.runner.interlocks.tripped
+            # The servo bus failed ("actuators:", its stream's fault), or the engine saw a servo's error bits
+            # first: those come only in the sample of the read that failed, after the driver turned torque off.
+            if reason.startswith("actuators:") or (trip is not None and trip.check == "hardware_error"):
                 return "torque off (the MX-64 driver turns it off when a servo faults)"
             return f"the servos {'are off' if run.runner.safe_action is Action.TORQUE_OFF else 'hold'} " \
                    f"(tripped: {reason})"
@@ -190,7 +194,7 @@ class RigProbe:
         for item in self._sub.drain():
             stream = getattr(item, "stream", None)
             if stream is None:  # an Event
-                if item.kind == "fault":
+                if item.kind == EventKind.FAULT:
                     raise CalibrationError(self.name, f"a device failed: {item.message}")
                 continue
             self._recent[stream].append(item)

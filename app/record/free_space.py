@@ -3,7 +3,7 @@
 The estimate is deliberately plain: the streams' own declarations (every field's bytes per sample, times
 the stream's nominal rate, plus 8 bytes of host time) times the seconds the session is expected to last,
 plus what the recorder keeps in reserve (it stops a flush that would leave less than one chunk per dataset
-free: recorder.py ``_check_free_space``) and a few MB for the file's metadata, events and embedded texts.
+free: writer.py ``_check_free_space``) and a few MB for the file's metadata, events and embedded texts.
 
 Seconds are protocol seconds. On hardware those are wall seconds; on a twin running at speed s, the device
 streams (DAQ, mocap) deliver s times faster in wall time, so protocol seconds x nominal rate counts them
@@ -36,7 +36,7 @@ def bytes_per_second(specs: dict[str, StreamSpec]) -> float:
 
 
 def reserve_bytes(specs: dict[str, StreamSpec]) -> int:
-    """Room the recorder needs besides the samples: a chunk per dataset (recorder.py) and the metadata."""
+    """Room the recorder needs besides the samples: a chunk per dataset (writer.py) and the metadata."""
     n_datasets = sum(1 + len(spec.fields) for spec in specs.values())
     return CHUNK_BYTES * n_datasets + METADATA_BYTES
 

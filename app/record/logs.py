@@ -25,10 +25,12 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from uartlab.schema import EventKind
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-EVENT_LEVELS = {"clock": logging.DEBUG,
-                "fault": logging.WARNING, "trip": logging.WARNING, "estop": logging.WARNING,
-                "overflow": logging.WARNING, "drop": logging.WARNING}
+EVENT_LEVELS = {EventKind.CLOCK: logging.DEBUG,
+                EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
+                EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
 events_log = logging.getLogger("uartlab.events")
 
 _lock = threading.Lock()
@@ -36,13 +38,14 @@ _active: list[logging.Handler] = []
 _saved: dict = {}
 
 
-def event_level(kind: str) -> int:
-    """The logging level of a rig event of this kind (INFO unless EVENT_LEVELS says otherwise)."""
+def event_level(kind: EventKind | str) -> int:
+    """The logging level of a rig event of this kind (INFO unless EVENT_LEVELS says otherwise: an unknown
+    kind read from a newer file too)."""
     return EVENT_LEVELS.get(kind, logging.INFO)
 
 
 def log_event(event) -> None:
-    """One rig event (app/streams.Event) as a log record at its kind's level."""
+    """One rig event (``uartlab.streams.Event``) as a log record at its kind's level."""
     events_log.log(event_level(event.kind), "%s [%s] %s", event.kind, event.source, event.message)
 
 

@@ -1,6 +1,6 @@
 """Reading session files back: ``SessionFile`` (the reader) and ``ReplayRig`` (the file as live streams).
 
-The symmetric pair of ``recorder.SessionRecorder`` (python-can's logger/player pattern). ``SessionFile``
+The symmetric pair of ``SessionRecorder`` (app/record/writer.py) (python-can's logger/player pattern). ``SessionFile``
 opens a cleanly closed file normally and falls back to SWMR read access when HDF5 says the file is open
 for write: so it also reads a file still being written (``refresh()`` shows new samples) and one whose
 writer was killed (HDF5 refuses an ordinary open of those until ``h5clear -s`` resets the writer's flags).
@@ -22,7 +22,7 @@ import numpy as np
 from uartlab.app.record.writer import SCHEMA
 from uartlab.errors import InputFileError
 from uartlab.hub import Hub
-from uartlab.streams import HOST_TIME, Event, FieldSpec, Record, StreamSpec
+from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
 SCHEMA_PREFIX = SCHEMA.rsplit("/", 1)[0] + "/"   # "uartlab.session/": every version of the layout is read
 
@@ -160,7 +160,7 @@ class SessionFile:
     def events(self) -> list[Event]:
         if "events" not in self._file:
             return []
-        return [Event(float(r[HOST_TIME]), _text(r["kind"]), _text(r["source"]), _text(r["message"]))
+        return [Event(float(r[HOST_TIME]), EventKind.read(_text(r["kind"])), _text(r["source"]), _text(r["message"]))
                 for r in self._file["events"][:]]
 
     def time_span_s(self) -> tuple[float, float]:

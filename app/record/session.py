@@ -1,6 +1,6 @@
 """A recording session: every stream and event of a running rig, from the hub into one HDF5 file.
 
-The recorder is a hub consumer like any other (DESIGN: the live model, GUI and interlocks are too): it
+The recorder (app/record/writer.py) is a hub consumer like any other (the live model, GUI and engine are too): it
 subscribes with a deep queue on its own thread, so a slow disk can never stall acquisition or control;
 anything the hub had to drop for it is counted and written into the file at close, with each device's
 clock offset and drift, so the file says how its streams line up and what, if anything, is missing.
@@ -22,7 +22,7 @@ from uartlab.app.record.logs import log_event, log_file
 from uartlab.app.record.writer import SessionRecorder
 from uartlab.app.run.rig_like import RigLike
 from uartlab.errors import RecordingError
-from uartlab.streams import Event, Record
+from uartlab.streams import Event, EventKind, Record
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class RecordingSession:
                  else "no operator", f", protocol {Path(protocol.source).name}" if protocol is not None else "",
                  ", ".join(self.recorder.specs))
         for text in self.warnings:  # into the file's events and the GUI's log
-            rig.hub.event("warning", "recorder", text)
+            rig.hub.event(EventKind.WARNING, "recorder", text)
 
     @property
     def path(self) -> str:
@@ -124,7 +124,7 @@ class RecordingSession:
             self._error = exc
             self._sub.close()  # stop at once: nothing more queues up for a file that takes no more
             text = str(exc) if isinstance(exc, RecordingError) else f"recording stopped: {self.path}: {exc}"
-            self.rig.hub.event("fault", "recorder", text)
+            self.rig.hub.event(EventKind.FAULT, "recorder", text)
 
     def _write(self, item: Record | Event) -> None:
         if isinstance(item, Event):
@@ -166,9 +166,9 @@ class RecordingSession:
         # One short event per fact: the events table keeps each message to 512 bytes.
         now = time.monotonic()
         for device, estimate in summary["clock_sync"].items():
-            self.recorder.event(Event(now, "clock", device, json.dumps(estimate, default=float)))
-        self.recorder.event(Event(now, "drops", "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
-        self.recorder.event(Event(now, "drops", "recorder", json.dumps(summary["recorder_drops"])))
+            self.recorder.event(Event(now, EventKind.CLOCK, device, json.dumps(estimate, default=float)))
+        self.recorder.event(Event(now, EventKind.DROPS, "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
+        self.recorder.event(Event(now, EventKind.DROPS, "recorder", json.dumps(summary["recorder_drops"])))
         self._sub.close()
         try:
             self.recorder.close()

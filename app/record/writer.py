@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import h5py
 import numpy as np
+from uartlab import __version__
 from uartlab.errors import RecordingError
 from uartlab.streams import HOST_TIME, Event, Record, StreamSpec
 
@@ -63,15 +64,6 @@ CHUNK_BYTES = 256 * 1024
 # Beyond this much pending data (~2 min of the full rig load) the disk is not keeping up: drop and say so
 # rather than let memory grow until the process dies and takes the unflushed data with it.
 MAX_PENDING_BYTES = 256 * 1024 * 1024
-
-
-def software_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("uartlab")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _now_iso() -> str:
@@ -131,7 +123,7 @@ class SessionRecorder:
     # ------------------------------------------------------------ set-up (before SWMR)
     def _write_metadata(self, metadata: dict) -> None:
         f = self._file
-        f.attrs.update({"schema": SCHEMA, "software_version": software_version(), "host": socket.gethostname(),
+        f.attrs.update({"schema": SCHEMA, "software_version": __version__, "host": socket.gethostname(),
                         "operator": str(metadata.get("operator", "")), "notes": str(metadata.get("notes", "")),
                         "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
                         "flush_interval_s": self.flush_interval_s})

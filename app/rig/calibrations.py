@@ -107,7 +107,7 @@ class RigCalibrations:
         tool = n.tool_transform_mm_deg
         if tool is None:
             tool = tuple(stored.values.get("tool_transform_mm_deg", (0.0,) * 6)) if stored else (0.0,) * 6
-        cal.set_units("N", "N-m")  # SI inside (DESIGN.md)
+        cal.set_units("N", "N-m")  # SI inside (README, Conventions)
         cal.set_tool_transform(*tool, dist_units="mm", angle_units="degrees")
         if stored is not None and "bias_V" in stored.values:
             cal.bias(np.asarray(stored.values["bias_V"], dtype=float))

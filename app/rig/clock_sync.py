@@ -1,7 +1,13 @@
 """Device clocks onto the host's monotonic time base: offset and drift per device, and tick unwrapping.
 
-Split from rig.py (one job each): the rig feeds (device time, host arrival time) pairs; ClockSync keeps
-the minimum-latency envelope and fits host = a + b * device through it (see ClockSync).
+Each stream thread of the rig (app/rig/rig.py) feeds its device's (device clock in s, host time the sample
+reached us) pairs to one ``ClockSync``. host = offset + device + latency, latency >= 0, so the *smallest*
+host - device seen is the tightest bound. Observations are binned by device time (1 s bins, the last 120
+kept) and each bin keeps its minimum-latency point: the lower envelope, free of scheduling and USB/network
+delays. A least-squares line host = a + b * device through those envelope points gives offset and drift
+(b - 1); until they span 10 s the drift is taken as 0 (two close points would give a wild slope) and the
+offset is the envelope minimum. The twin's device clocks follow the plant clock (``rate``: its speed), so
+only real drift is left to fit. ``TickUnwrap`` turns the MX-64's wrapping Realtime Tick into a running count.
 """
 
 from __future__ import annotations

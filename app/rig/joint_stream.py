@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 
 import numpy as np
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.hub import Hub
+from uartlab.pacing import FixedRate
 from uartlab.schema import JOINT_SPEED_WINDOW_S, JOINTS_IK, MOCAP
 from uartlab.sim.names import JOINTS
-from uartlab.streams import Record
+from uartlab.streams import EventKind, Record
 
 log = logging.getLogger(__name__)
 # est.: 50 solves/s is 50 points in the settle rule's 1 s window and smooth for a person's eye, at half
@@ -93,7 +93,7 @@ class JointStream:
             self._thread.join(timeout=3)
 
     def _run(self) -> None:
-        period_s = 1.0 / self.max_rate_hz
+        pace = FixedRate(1.0 / self.max_rate_hz, sleep=self._stop.wait)
         while not self._stop.is_set():
             first = self._sub.get(timeout_s=0.2)
             if first is None:
@@ -101,10 +101,9 @@ class JointStream:
             records = [first, *self._sub.drain()]
             self.skipped += sum(len(r) for r in records) - 1
             newest = records[-1]
-            started = time.monotonic()
             self._solve(newest, len(newest) - 1)
             # Pace the solves so a fast stream (a twin at N x) cannot take a whole core from the rig.
-            self._stop.wait(max(0.0, period_s - (time.monotonic() - started)))
+            pace.wait()
 
     def _solve(self, record: Record, i: int) -> None:
         markers = record.data[MOCAP.markers_m][i]
@@ -114,8 +113,8 @@ class JointStream:
             self.failed += 1
             if str(exc) != self.last_error:
                 self.last_error = str(exc)
-                self.hub.event("device", JOINTS_IK.stream,
-                               f"IK failed on frame {record.data[MOCAP.frame_number][i]}: {exc}")
+                self.hub.event(EventKind.DEVICE, JOINTS_IK.stream,
+                                       f"IK failed on frame {record.data[MOCAP.frame_number][i]}: {exc}")
             return
         t = float(record.host_time_s[i])
         self._slope.add(t, frame.angles_rad)

@@ -13,14 +13,12 @@ carries the host monotonic time and the device's own clock (Realtime Tick, DAQ s
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
 ends; the other threads go on, and ``health()`` says which device failed.
 
-Clock sync (``ClockSync``), per device: each observation is (device clock in s, host time the sample
-reached us). host = offset + device + latency, latency >= 0, so the *smallest* host - device seen is the
-tightest bound. Observations are binned by device time (1 s bins, the last 120 kept) and each bin keeps
-its minimum-latency point: the lower envelope, free of scheduling and USB/network delays. A least-squares
-line host = a + b * device through those envelope points gives offset and drift (b - 1); until they span
-10 s the drift is taken as 0 (two close points would give a wild slope) and the offset is the envelope
-minimum. The estimate is published every 5 s as a "clock" Event and is in ``clock_sync()`` for the
-recorder. The twin's device clocks follow the plant clock, so a twin run at speed != 1 shows that as drift.
+Each stream thread feeds its device's (device clock, host arrival) pairs to a ``ClockSync``
+(app/rig/clock_sync.py, which says how offset and drift are estimated); the DAQ's per-sample host times
+come from that mapping. Every 5 s each estimate is published as a "clock" Event, and ``clock_sync()``
+hands them to the recording session for the file. The MX-64 bus is one ``LockedActuators``: the
+actuators thread reads it while the engine (app/run/engine.py) commands it. The joints stream (mocap IK)
+is app/rig/joint_stream.py; what comes from rig.toml and the calibration store is app/rig/calibrations.py.
 """
 
 from __future__ import annotations
@@ -46,6 +44,7 @@ from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
 from uartlab.drivers.usb6210 import Usb6210
 from uartlab.hub import Hub
+from uartlab.pacing import FixedRate
 from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
     SIX,
     actuators_spec,
@@ -56,11 +55,12 @@ from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig'
     runner_spec,
 )
 from uartlab.sim import FingerParams
-from uartlab.streams import Record
+from uartlab.streams import EventKind, Record
 
 log = logging.getLogger(__name__)
 
 
+# ------------------------------------------------------------------ device streams
 class _Stream:
     """A device thread's bookkeeping: state, counts, recent arrival times (for the rate), its clock sync."""
 
@@ -84,8 +84,8 @@ class _Stream:
         if arrival_s >= self._next_sync_event_s:  # every 5 s: few enough for the events table
             self._next_sync_event_s = arrival_s + 5.0
             e = self.sync.estimate()
-            self.rig.hub.event("clock", self.name, f"{self.device}: host - device = {e.offset_s:.6f} s, drift "
-                               f"{e.drift_ppm:+.1f} ppm over {e.span_s:.0f} s ({e.points} envelope points)")
+            self.rig.hub.event(EventKind.CLOCK, self.name, f"{self.device}: host - device = {e.offset_s:.6f} s, drift "
+                                       f"{e.drift_ppm:+.1f} ppm over {e.span_s:.0f} s ({e.points} envelope points)")
 
     def _run(self) -> None:
         try:
@@ -95,7 +95,7 @@ class _Stream:
             self.state, self.errors, self.last_error = "failed", self.errors + 1, f"{type(exc).__name__}: {exc}"
             log.warning("%s stream failed: %s", self.name, self.last_error)
             if not self.rig._stopping.is_set():
-                self.rig.hub.event("fault", self.name, f"{self.device} stream stopped: {self.last_error}")
+                self.rig.hub.event(EventKind.FAULT, self.name, f"{self.device} stream stopped: {self.last_error}")
 
     def health(self, now_s: float) -> DeviceHealth:
         recent = [n for t, n in list(self._recent) if t >= now_s - 1.0]
@@ -154,7 +154,7 @@ class Rig:
             self.stop()
             raise
         started = f"rig started from {self.config.source}: " + ", ".join(f"{s.device}" for s in self._streams.values())
-        self.hub.event("device", "rig", started)
+        self.hub.event(EventKind.DEVICE, "rig", started)
         log.info("%s", started)  # the event reaches no session yet (none has subscribed): the log has it
         return self
 
@@ -281,7 +281,7 @@ class Rig:
         if self.joints is not None:
             self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
-        self.hub.event("operator", "twin", f"finger placed: pose {pose}, {where}")
+        self.hub.event(EventKind.OPERATOR, "twin", f"finger placed: pose {pose}, {where}")
         return True
 
     def _grpc_options(self):
@@ -356,9 +356,8 @@ class Rig:
 
     # ------------------------------------------------------------ device threads
     def _actuator_loop(self, stream: _Stream) -> None:
-        period_s = 1.0 / self.config.actuators.poll_rate_hz
+        pace = FixedRate(1.0 / self.config.actuators.poll_rate_hz, sleep=self._stopping.wait)  # after a stall: no burst
         unwrap = TickUnwrap()
-        due = time.monotonic()
         while not self._stopping.is_set():
             try:
                 sample: ActuatorSample = self.actuators.read()
@@ -370,10 +369,7 @@ class Rig:
             record = self._actuator_record(sample)
             ticks = sample.device_tick_ms
             stream.publish(record, unwrap(int(ticks[0])) if ticks is not None else None, arrival_s)
-            due += period_s
-            # Fixed-rate schedule; after a long stall restart it rather than burst to catch up.
-            due = max(due, time.monotonic() - period_s)
-            self._stopping.wait(max(0.0, due - time.monotonic()))
+            pace.wait()
 
     @staticmethod
     def _actuator_record(sample: ActuatorSample) -> Record:
@@ -393,11 +389,12 @@ class Rig:
                 # The task was restarted: its sample clock began again, and the indices only carry on by the
                 # driver's estimate of the gap. A new clock epoch: fit the offset afresh.
                 stream.sync.reset()
-                self.hub.event("overflow", "daq", f"{block.gap_before} samples lost before index "
-                                                  f"{block.first_sample_index} (counted, not hidden)")
+                self.hub.event(EventKind.OVERFLOW, "daq", f"{block.gap_before} samples lost before index "
+                                                          f"{block.first_sample_index} (counted, not hidden)")
             if self._tare_requested.is_set() and self.nano17 is not None:
                 self._tare_requested.clear()
-                self.hub.event("operator", "daq", f"Nano17 tared: bias {np.round(self.nano17.tare(block), 4)} V")
+                bias_V = np.round(self.nano17.tare(block), 4)
+                self.hub.event(EventKind.OPERATOR, "daq", f"Nano17 tared: bias {bias_V} V")
             nan = np.full((n, 6), np.nan)
             index = block.first_sample_index + np.arange(n, dtype=np.int64)
             stream.sync.observe(index[-1] / block.rate_hz, block.host_time_s)
@@ -432,7 +429,7 @@ class Rig:
                 got = True
                 if stalled:
                     stalled = False
-                    self.hub.event("device", "mocap", "OptiTrack frames are back")
+                    self.hub.event(EventKind.DEVICE, "mocap", "OptiTrack frames are back")
                 sample = self.mocap.to_sample(rx)
                 ticks = rx.frame.camera_mid_exposure_ticks
                 record = Record.single("mocap", sample.host_time_s, frame_number=sample.frame_number,
@@ -443,4 +440,4 @@ class Rig:
             if not got and not stalled and not self._stopping.is_set():
                 # Motive may come back (a network blip, Motive restarted): say so, keep listening.
                 stalled = True
-                self.hub.event("device", "mocap", "no OptiTrack frame for 0.5 s: is Motive streaming?")
+                self.hub.event(EventKind.DEVICE, "mocap", "no OptiTrack frame for 0.5 s: is Motive streaming?")

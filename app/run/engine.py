@@ -16,8 +16,8 @@ devices, IK, recording and the live model all run on their own threads behind bo
 The rig is a ``RigLike`` (app/run/rig_like.py): the live rig, a replayed session with null actuators
 (``uartlab run SUITE --replay FILE``) or a test's scripted rig; the loop uses nothing else of it.
 
-Nothing else sends goals to the servos (tests/test_engine.py checks the source); the only other path to
-them is torque off, on the E-stop and on a failure the driver itself detects.
+Nothing else sends goals to the servos (tests/app/procedures/test_procedure_safety.py checks the source);
+the only other path to them is torque off, on the E-stop and on a failure the driver itself detects.
 
 Time: the runner counts protocol seconds, host seconds x ``rig.time_scale`` (1 on hardware; the twin's
 speed on an all-twin rig). Stream ages for the interlocks stay in host seconds: staleness is about delivery.
@@ -40,10 +40,11 @@ from uartlab.app.run.rig_like import RigLike
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
+from uartlab.pacing import FixedRate
 from uartlab.protocols.interlocks import Observation
-from uartlab.protocols.runner import Action, Phase, RunnerEvent
+from uartlab.protocols.runner import Action, Phase
 from uartlab.schema import RUNNER_STREAM
-from uartlab.streams import Record
+from uartlab.streams import Event, EventKind, Record
 
 log = logging.getLogger(__name__)
 PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
@@ -82,6 +83,7 @@ class Engine:
         self._recent: deque[Record] = deque()
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
         self._message = ""
+        self.estop_reason: str | None = None         # the first E-stop's reason, once pressed
 
     @staticmethod
     def stream_ages(rig: RigLike, streams: tuple[str, ...] | None = None) -> dict[str, float]:
@@ -97,18 +99,27 @@ class Engine:
     def start(self, preflight_timeout_s: float = 5.0):
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
         while another engine moves this rig's servos: one loop commands them at a time."""
-        other = self.rig.engine
-        if other is not None and other is not self:
-            raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
-        self.preflight(preflight_timeout_s)
-        self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
-        self._before_arm()
         with self._lock:
-            self.rig.engine = self
-            self.rig.actuators.enable()
-            self._t0_host = time.monotonic()
-            self.latest.slope.clear()  # its samples were timed from the old origin
-            self.runner.arm(self._protocol_now())
+            other = self.rig.engine
+            if other is not None and other is not self:
+                raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
+            self.rig.engine = self  # claimed from the pre-flight on, so an E-stop meanwhile latches here
+        try:
+            self.preflight(preflight_timeout_s)
+            self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
+            self._before_arm()
+            with self._lock:
+                if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
+                    raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
+                self.rig.actuators.enable()
+                self._t0_host = time.monotonic()
+                self.latest.slope.clear()  # its samples were timed from the old origin
+                self.runner.arm(self._protocol_now())
+        except BaseException:
+            with self._lock:
+                if self.rig.engine is self:
+                    self.rig.engine = None
+            raise
         self._thread.start()
         return self
 
@@ -155,10 +166,12 @@ class Engine:
             self._finished.clear()
 
     def estop(self, why: str = "E-stop") -> None:
-        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more)."""
+        """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more). Before
+        the servos are armed (during the pre-flight) it also refuses the arming."""
         with self._lock:
+            self.estop_reason = self.estop_reason or why
             self.runner.estop(self._protocol_now(), why)
-            self.rig.hub.event("estop", "operator", why)
+            self.rig.hub.event(EventKind.ESTOP, "operator", why)
             self._torque_off()
             self._ticked.notify_all()
 
@@ -188,8 +201,7 @@ class Engine:
 
     # ------------------------------------------------------------ the loop
     def _run(self) -> None:
-        period_s = 1.0 / self.control_rate_hz
-        due = time.monotonic()
+        pace = FixedRate(1.0 / self.control_rate_hz, sleep=self._stop.wait)  # after a stall: no burst
         while not self._stop.is_set():
             try:
                 self._tick()
@@ -200,9 +212,7 @@ class Engine:
                                       f"control loop error: {type(exc).__name__}: {exc}")
                     self._torque_off()
                     self._ticked.notify_all()
-            due += period_s
-            due = max(due, time.monotonic() - period_s)  # after a stall, do not burst to catch up
-            self._stop.wait(max(0.0, due - time.monotonic()))
+            pace.wait()
 
     def _tick(self) -> None:
         with self._lock:
@@ -250,7 +260,7 @@ class Engine:
         try:
             self.rig.actuators.stop(torque_off=True)
         except Exception as exc:  # the bus may be the fault; the driver's own fault path already tried
-            self.rig.hub.event("fault", "engine", f"torque off failed: {exc}")
+            self.rig.hub.event(EventKind.FAULT, "engine", f"torque off failed: {exc}")
 
     def _trial_index(self) -> int:
         return self.runner.index if self.runner.phase in TRIAL_PHASES else -1
@@ -269,16 +279,17 @@ class Engine:
             self._recent.popleft()
 
     # ------------------------------------------------------------ runner events -> hub
-    def _on_runner_event(self, event: RunnerEvent) -> None:
+    def _on_runner_event(self, event: Event) -> None:
         now = time.monotonic()
         phase = self.runner.phase
         self._message = event.message
-        self.rig.hub.event("phase", "runner", event.message, now)
+        self.rig.hub.event(EventKind.PHASE, "runner", event.message, now)
         self._on_phase(phase, now)
         if phase is Phase.FAULT:
             self.trip_snapshot = Record.concatenate(list(self._recent)) if self._recent else None
-            self.rig.hub.event("trip", "interlocks", f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
-                                                     f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
+            self.rig.hub.event(EventKind.TRIP, "interlocks",
+                               f"{self.runner.fault_reason} (the {PRE_TRIP_S:g} s before it: "
+                               f"host time {now - PRE_TRIP_S:.3f} to {now:.3f} s)", now)
 
     def _on_phase(self, phase: Phase, now: float) -> None:
         """What a kind of run does when the runner enters ``phase`` (before a trip is recorded)."""

@@ -32,11 +32,12 @@ from uartlab.errors import RecordingError
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Action, Phase, Pretension, Runner, TrialResult
 from uartlab.protocols.suite import Suite, SuiteTrial
+from uartlab.streams import EventKind
 
 
 @dataclass(frozen=True)
 class ExperimentStatus:
-    phase: str
+    phase: Phase
     trial_index: int
     n_trials: int
     trial_name: str
@@ -64,7 +65,7 @@ class Experiment(Engine):
     # ------------------------------------------------------------ before the servos move
     def _before_arm(self) -> None:
         for warning in self.rig.calibration_status()[1]:  # stale: said before anything moves, then run
-            self.rig.hub.event("calibration", "rig", f"stale calibration: {warning}")
+            self.rig.hub.event(EventKind.CALIBRATION, "rig", f"stale calibration: {warning}")
             self.warnings.append(warning)
         self._tare()
 
@@ -103,8 +104,8 @@ class Experiment(Engine):
             if not self.rig.tare_nano17(wait_s=2.0):
                 raise PreflightError(["the Nano17 could not be tared: no DAQ block within 2 s"])
         else:
-            self.rig.hub.event("operator", "experiment", "Nano17 not tared by the run: the finger is on the "
-                                                         "surface already (tare before placing it)")
+            self.rig.hub.event(EventKind.OPERATOR, "experiment", "Nano17 not tared by the run: the finger is on the "
+                                                                 "surface already (tare before placing it)")
 
     # ------------------------------------------------------------ operator
     def status(self) -> ExperimentStatus:
@@ -113,7 +114,7 @@ class Experiment(Engine):
             current = r.current
             trial, repeat = current if current is not None else (None, 0)
             running = r.phase not in (Phase.SAFE, Phase.DONE)
-            return ExperimentStatus(r.phase.name, r.index if running else -1, len(r.plan),
+            return ExperimentStatus(r.phase, r.index if running else -1, len(r.plan),
                                     trial.name if trial else "", repeat, r.fault_reason,
                                     min(1.0, len([x for x in r.results if x.outcome != "interrupted by pause"])
                                         / max(1, len(r.plan))), list(r.results), self._message)
@@ -154,12 +155,12 @@ class Experiment(Engine):
         steady = SteadyState(trial.name, repeat, result.outcome, result.settle_time_s,
                              np.degrees(latest.angles_rad), latest.tendon_force_N.copy(), latest.wrench[:3].copy())
         self.steady.append(steady)
-        self.rig.hub.event("steady", "runner", json.dumps(steady.to_dict(), separators=(",", ":")), now)
+        self.rig.hub.event(EventKind.STEADY, "runner", json.dumps(steady.to_dict(), separators=(",", ":")), now)
 
     def _begin_trial(self, now: float) -> None:
         trial, repeat = self.runner.current
         self._trial_open = True
-        self.rig.hub.event("trial", "runner", f"start {trial.name!r} repeat {repeat}/{trial.repeats}", now)
+        self.rig.hub.event(EventKind.TRIAL, "runner", f"start {trial.name!r} repeat {repeat}/{trial.repeats}", now)
         if self.session is not None:
             with self._unless_recording_failed():
                 self.session.begin_trial(trial.name, self.suite.name, self.trial_parameters(trial, repeat), repeat,
@@ -168,7 +169,7 @@ class Experiment(Engine):
     def _end_trial(self, outcome: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
         self._trial_open = False
-        self.rig.hub.event("trial", "runner", f"stop: {outcome}", now)
+        self.rig.hub.event(EventKind.TRIAL, "runner", f"stop: {outcome}", now)
         if self.session is not None:
             with self._unless_recording_failed():
                 self.session.end_trial(outcome, now)

@@ -1,5 +1,5 @@
-"""A simulated `runner` stream: a trial run on the model, published tick by tick the way the Experiment
-publishes its control ticks (the `runner` stream of app/run/experiment.py). It feeds the live model in its tests and in
+"""A simulated `runner` stream: a trial run on the model, published tick by tick the way the engine
+publishes its control ticks (the `runner` stream of app/run/engine.py). It feeds the live model in its tests and in
 `uartlab bench live` without a rig; the "measured" values are the simulated finger's, so a live model with the
 same parameters must reproduce them.
 

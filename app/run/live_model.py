@@ -5,7 +5,7 @@
     session = RecordingSession(rig, path)
     live.start(); ...; live.close()
 
-It reads the `runner` stream of app/run/experiment.py (one sample per control tick: phase, trial_index, measured
+It reads the `runner` stream of app/run/engine.py (one sample per control tick: phase, trial_index, measured
 excursions, tendon forces, joint angles, Nano17 wrench). Ticks are stamped in host seconds; the model
 advances ``time_scale`` model seconds per host second (``rig.time_scale``: 1 on hardware, the twin's speed).
 When a trial's actuation starts (phase becomes ACTUATE) it sets the model up the paper's way from the measured
@@ -53,7 +53,7 @@ from uartlab.sim.integrators import DEFAULT_DT_S, STATE_BOUNDS
 from uartlab.sim.kinematics import frames_into
 from uartlab.sim.scenarios import deflection_for_force, measured_start
 from uartlab.sim.surface import fingertip_force_from_sensor
-from uartlab.streams import Record, StreamSpec
+from uartlab.streams import EventKind, Record, StreamSpec
 
 SOURCE = "live model"
 ACTIVE_PHASES = frozenset(PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN))
@@ -340,7 +340,7 @@ class LiveModel:
                   f"angles {_fmt(s.joint_angles_deg)} deg, tendons {_fmt(s.tendon_force_N)} N")
 
     def _say(self, message: str) -> None:
-        self.hub.event("model", SOURCE, message[:500])  # the session's events table keeps 512 bytes
+        self.hub.event(EventKind.MODEL, SOURCE, message[:500])  # the session's events table keeps 512 bytes
 
 
 def _finite(values: np.ndarray) -> bool:

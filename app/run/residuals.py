@@ -18,12 +18,11 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.protocols.runner import Phase
+from uartlab.protocols.runner import PHASES, Phase
 from uartlab.schema import MODEL
 from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.streams import Record
 
-PHASES = list(Phase)                      # the runner stream's `phase` is an index into this list
 SCORED_PHASES = frozenset(PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD))
 ACTUATE = PHASES.index(Phase.ACTUATE)
 AXES = ("X", "Y", "Z")

@@ -2,9 +2,9 @@
 
 ``Latest`` keeps the newest value of everything the runner looks at, from hub items (the mean of the last
 10 ms of SEA and Nano17 readings; the settle rule's windowed joint speed). ``runner_spec`` (declared in
-uartlab.schema, re-exported here) is the stream an Experiment publishes once per control tick;
-``SteadyState`` is what RECORD keeps of a trial.
-Split from experiment.py, which owns the loop.
+uartlab.schema, re-exported here) is the stream the engine publishes once per control tick;
+``SteadyState`` is what RECORD keeps of a trial. ``PHASES`` (declared with the runner,
+re-exported here) is what the stream's ``phase`` field indexes. The loop itself is the engine's (app/run/engine.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from uartlab.app.rig.joint_stream import WindowSlope
 from uartlab.protocols.interlocks import Observation
-from uartlab.protocols.runner import Phase
+from uartlab.protocols.runner import PHASES  # noqa: F401 - re-exported for the runner stream's users
 from uartlab.schema import (  # noqa: F401 - runner_spec and the stream's constants re-exported for its users
     ACTUATORS,
     DAQ,
@@ -25,9 +25,8 @@ from uartlab.schema import (  # noqa: F401 - runner_spec and the stream's consta
     runner_spec,
 )
 from uartlab.sim.names import JOINTS, TENDONS
-from uartlab.streams import Record
+from uartlab.streams import EventKind, Record
 
-PHASES: tuple[Phase, ...] = tuple(Phase)     # the `phase` field is an index into this
 FORCE_AVERAGE_S = 0.010          # est.: SEA/Nano17 readings averaged over 10 ms (pot noise down ~3x at 1 kHz)
 
 
@@ -76,7 +75,7 @@ class Latest:
 
     def update(self, item, protocol_time) -> None:
         if not isinstance(item, Record):
-            if item.kind == "fault":
+            if item.kind == EventKind.FAULT:
                 self.faults.append(f"{item.source}: {item.message}")
             return
         d, name = item.data, item.stream

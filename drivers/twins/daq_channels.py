@@ -1,7 +1,7 @@
 """USB-6210 twin: the board's channels, ranges and terminal rules, and NI's error vocabulary.
 
-Split from daq_task.py so each stays one job: this file says what a channel string may name and how
-the 6210 coerces ranges; daq_task.py runs the tasks.
+This file says what a channel string may name and how the 6210 coerces ranges; daq_task.py runs the
+tasks.
 """
 
 from __future__ import annotations

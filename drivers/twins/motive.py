@@ -31,6 +31,7 @@ from uartlab.drivers.natnet.decode import decode_packet
 from uartlab.drivers.natnet.descriptions import MarkerSetDescription, RigidBodyDescription, RigidBodyMarkerDescription
 from uartlab.drivers.natnet.encode import encode
 from uartlab.drivers.natnet.packets import FrameOfData, MessageId, Response, Version
+from uartlab.pacing import FixedRate
 from uartlab.sim.ik import marker_positions
 
 BONES = ("metacarpal", "proximal", "middle", "distal")   # rigid body ids 1..4, plant.bone_poses() order
@@ -240,22 +241,14 @@ class MotiveTwin:
 
     # ------------------------------------------------------------ streaming
     def _stream_loop(self) -> None:
-        period = 1.0 / (self.rate_hz * self.time_scale)
-        due = time.monotonic()
+        # Late frames go out back to back; suspended or starved for a second: resync, numbering the frames skipped.
+        pace = FixedRate(1.0 / (self.rate_hz * self.time_scale), max_late_s=1.0, sleep=self._stop.wait)
         while not self._stop.is_set():
-            now = time.monotonic()
-            if now < due:
-                self._stop.wait(due - now)
-                continue
-            if now - due > 1.0:  # suspended or starved for a second: resync rather than burst
-                skipped = int((now - due) / period)
-                self.frame_number += skipped
-                due += skipped * period
             frame = self.build_frame()
             self._last_frame = frame
             if self._streaming.is_set():
                 self._send_frame(frame)
-            due += period
+            self.frame_number += pace.wait().missed
 
     def _send_frame(self, frame: FrameOfData) -> None:
         if self.multicast_group:

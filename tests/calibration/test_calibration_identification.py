@@ -2,13 +2,13 @@
 
 import numpy as np
 import pytest
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.executors import executor_for
 from uartlab.calibration.model_fit import fit_model, get_param, record_trial_on_plant, set_params
 from uartlab.calibration.moment_arms import collect_sweep_on_plant, curve_error_m, fit_moment_arms, with_moment_arms
 from uartlab.calibration.sea import true_sea
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.twins.plant import Plant, PlantConfig
+from uartlab.errors import CalibrationError
 from uartlab.sim import FingerParams
 from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
 from uartlab.sim.scenarios import contact_trial, free_motion_trial

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.mocap import collect_mocap_on_plant, fit_mocap
 from uartlab.calibration.nano17 import collect_tare_on_plant, load_cal, tare
 from uartlab.calibration.sea import collect_sea_on_plant, fit_sea, true_sea
@@ -11,6 +10,7 @@ from uartlab.calibration.servo_zero import collect_servo_zero_on_plant, fit_serv
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.twins.nano17 import DEFAULT_BIAS_VOLTS, load_twin_calibration
 from uartlab.drivers.twins.plant import Plant, PlantConfig, SeaConfig
+from uartlab.errors import CalibrationError
 from uartlab.sim.ik import Marker, default_markers
 from uartlab.sim.names import TENDONS
 

@@ -3,8 +3,8 @@
 import datetime as dt
 
 import pytest
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance, current_calibration_texts
+from uartlab.errors import CalibrationError
 
 
 def _record(kind="sea", when=None, gain=6.5):

@@ -13,9 +13,9 @@ from conftest import FT18766
 from uartlab.app.rig.calibrations import RigCalibrations
 from uartlab.app.rig.config import load_rig_config, parse_rig_config
 from uartlab.calibration.store import CalibrationRecord, CalibrationStore
-from uartlab.drivers.ati import CalibrationError, FTCalibration
+from uartlab.drivers.ati import FTCalibration
 from uartlab.drivers.interfaces import ConfigError
-from uartlab.errors import UartlabError
+from uartlab.errors import CalibrationError, UartlabError
 from uartlab.protocols.dry_run import dry_run
 from uartlab.protocols.interlocks import InterlockLimits
 from uartlab.protocols.limits import (

@@ -11,7 +11,7 @@ from uartlab.protocols.dry_run import dry_run, main
 from uartlab.protocols.suite import SuiteError, builtin_suite, load_suite, parse_suite
 from uartlab.protocols.trajectories import Hold, Ramp, Return, Sigmoid, TendonProfile, Trajectory
 from uartlab.sim.inputs import Sigmoid as SimSigmoid
-from uartlab.sim.inputs import excursions_at, sigmoid_inputs
+from uartlab.sim.inputs import excursions_at, sigmoid_inputs, sigmoid_value
 from uartlab.sim.scenarios import paper_trials
 
 GOOD = """\
@@ -50,6 +50,16 @@ def test_sigmoid_starts_and_ends_exactly_and_rises_monotonically():
     # The same curve as the model's own sigmoid input.
     model = excursions_at(sigmoid_inputs([SimSigmoid("FDP", 0.015, 4.0, 1.0)]), t)[:, 0]
     np.testing.assert_allclose(e, model, atol=1e-12)
+
+
+@pytest.mark.parametrize("steepness", [3.0, 10.0, 20.0])
+def test_the_rig_and_the_model_trace_one_sigmoid(steepness):
+    """Trajectories sample sim.inputs' curve: the model's compiled kernel gives the same numbers."""
+    u = np.linspace(-0.1, 1.1, 241)
+    rig = Sigmoid(1.0, 1.0, steepness).shape(u)
+    model = [sigmoid_value(float(x), 1.0, 0.0, 1.0, steepness) for x in u]
+    np.testing.assert_allclose(rig, model, rtol=0, atol=4e-16)
+    assert rig[u <= 0].max() == 0.0 and rig[u >= 1].min() == 1.0
 
 
 def test_hold_ramp_and_return_compose_per_tendon():

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from uartlab.app.gui.file_chooser import choose
+from uartlab.protocols.runner import RUN_OVER, Phase
 from uartlab.protocols.steps import JOG_MAX_M
 from uartlab.protocols.suite import BUILTIN_SUITES, Suite
 from uartlab.sim.names import TENDONS
@@ -185,7 +186,7 @@ class ProtocolPanel(QWidget):
             outcomes.setdefault(res.trial, []).append(res.outcome)
         for r, t in enumerate(self.suite.trials):
             done = outcomes.get(t.name, [])
-            running = status.trial_name == t.name and str(status.phase) not in ("DONE", "ABORTED", "FAULT", "SAFE")
+            running = status.trial_name == t.name and status.phase not in (*RUN_OVER, Phase.SAFE)
             text = ", ".join(done) if done else "pending"
             if running:
                 text = f"running {len(done) + 1}/{t.repeats}" + (f" — {text}" if done else "")
@@ -205,14 +206,15 @@ class ProtocolPanel(QWidget):
         self.interlock_label.setText(text)
         self.interlock_label.setStyleSheet(style)
 
-    def set_buttons(self, phase: str | None, can_start: bool, can_move: bool = False, has_start: bool = False) -> None:
+    def set_buttons(self, phase: Phase | None, can_start: bool, can_move: bool = False,
+                    has_start: bool = False) -> None:
         """Enable what makes sense in this phase (None: no experiment). ``can_move``: a rig, no E-stop latched,
         nothing else moving; ``has_start``: a run has started before (where "return to start" goes)."""
-        running = phase not in (None, "DONE", "ABORTED", "FAULT", "SAFE", "PAUSED")
-        finished = phase in ("DONE", "ABORTED", "FAULT")
+        running = phase not in (None, *RUN_OVER, Phase.SAFE, Phase.PAUSED)
+        finished = phase in RUN_OVER
         self.buttons["start"].setEnabled(can_start and phase is None)
         self.buttons["pause"].setEnabled(running)
-        self.buttons["resume"].setEnabled(phase == "PAUSED")
+        self.buttons["resume"].setEnabled(phase == Phase.PAUSED)
         self.buttons["abort"].setEnabled(phase is not None and not finished)
         self.buttons["reset"].setEnabled(finished)
         self.buttons["release"].setEnabled(can_move and not running)

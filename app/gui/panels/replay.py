@@ -1,6 +1,6 @@
 """Replay panel: open a session file, a timeline with its trials and trips, play/pause/seek/speed.
 
-The file is played by ``app.replay.ReplayRig`` into its own Hub; the window attaches every live view to
+The file is played by ``ReplayRig`` (app/record/player.py) into its own Hub; the window attaches every live view to
 that hub exactly as it does to the rig's, so whatever works live works on a replay. ``ReplayRig`` has
 no pause: pausing stops its thread and remembers the position, resuming seeks there and starts again.
 """
@@ -15,11 +15,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 from uartlab.app.gui.file_chooser import choose
+from uartlab.streams import EventKind
 
 SPEEDS = ("0.25", "0.5", "1", "2", "5", "10", "max")
 OUTCOME_BRUSH = {"settled": (46, 125, 50, 60)}
 OTHER_BRUSH = (198, 40, 40, 60)
-ALERT_KINDS = ("trip", "estop", "fault")
+ALERT_KINDS = (EventKind.TRIP, EventKind.ESTOP, EventKind.FAULT)
 
 
 class ReplayPanel(QWidget):

@@ -11,7 +11,7 @@ from uartlab.app.cli.main import main
 def test_every_kind_has_its_exit_status():
     assert errors.exit_code(errors.ConfigError("x")) == errors.EXIT_BAD_INPUT == 2
     assert errors.exit_code(errors.InputFileError("x")) == 2
-    assert errors.exit_code(errors.CalibrationError("x")) == 2
+    assert errors.exit_code(errors.CalibrationError("sea", "x")) == 2
     assert errors.exit_code(errors.DeviceError("x")) == errors.EXIT_DEVICE_OR_IO == 3
     assert errors.exit_code(errors.RecordingError("x")) == 3
     assert errors.exit_code(errors.MissingExtraError("x")) == 3
@@ -21,8 +21,8 @@ def test_every_kind_has_its_exit_status():
 
 def test_the_package_kinds_are_the_layers_own_errors():
     """Every layer raises into the one hierarchy: a caller catches UartlabError for all of them."""
-    from uartlab.calibration.errors import CalibrationError
     from uartlab.drivers.interfaces import ConfigError, DeviceError
+    from uartlab.errors import CalibrationError
     from uartlab.protocols.interlocks import InterlockTrip
     from uartlab.sim.errors import ParameterError, SimulationDiverged
 

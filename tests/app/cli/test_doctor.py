@@ -10,6 +10,7 @@ from importlib import metadata
 
 import numpy
 import pytest
+from uartlab import __version__
 from uartlab.app.cli import doctor
 
 SECTIONS = ("python", "packages", "qt", "nidaqmx", "serial_ports", "network", "missing")
@@ -36,6 +37,7 @@ def _hide_nidaqmx(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_collect_returns_all_sections(report: dict) -> None:
     assert set(SECTIONS) <= set(report)
+    assert report["uartlab"] == __version__  # the one version declaration (uartlab/_version.py)
     assert set(report["python"]) == {"version", "executable", "platform"}
     assert report["python"]["executable"] == sys.executable
     assert [name for name, _, _ in doctor.PACKAGES] == list(report["packages"])

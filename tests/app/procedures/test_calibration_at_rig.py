@@ -201,8 +201,6 @@ def _assert_holding(rig, plant):
     assert np.allclose(sample.excursion_m, first, atol=1e-4)
 
 
-@pytest.mark.xfail(strict=False, reason="OPEN (issue 14 note): in some full-suite runs one twin servo is still "
-                   "torqued after the injected overload; cause not found yet")
 def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written(rig, tmp_path):
     """Last in the file: the fault ends the rig's actuator stream for good (a real servo needs a reboot)."""
     plant = rig.twin_plant
@@ -213,7 +211,9 @@ def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written
             said.append("faulted")
             plant.inject_overload(3)          # DI shuts down with Overload while FDP is being loaded
         return 0.0
-    with pytest.raises(CalibrationError, match="stopped: actuators: .*overload"):
+    # Two trips, both the driver's fault: the actuator stream's fault event, or - when the engine's tick falls
+    # between the stream publishing the failed read and that event - the DI error bits in that read.
+    with pytest.raises(CalibrationError, match="stopped: (actuators: .*overload|servo DI reports hardware error 0x20)"):
         rig_runs.run_sea(rig, ("FDP",), loads_N=np.array([3.0]), reference=lambda t: reference_that_faults_a_servo,
                          say=said.append)
     assert "torque off" in said[-1] and "nothing written" in said[-1]

@@ -25,11 +25,11 @@ from uartlab.app.rig.config import parse_rig_config
 from uartlab.app.rig.rig import Rig
 from uartlab.app.run.experiment import Experiment
 from uartlab.calibration.applied import calibrated_params
-from uartlab.calibration.errors import CalibrationError
 from uartlab.calibration.executors import executor_for
 from uartlab.calibration.model_fit import fit_model, get_param, set_params
 from uartlab.calibration.store import CalibrationStore
 from uartlab.calibration.trial_jackknife import jackknife_sigma
+from uartlab.errors import CalibrationError
 from uartlab.protocols.suite import parse_suite
 from uartlab.sim import FingerParams
 from uartlab.sim.scenarios import contact_trial, free_motion_trial

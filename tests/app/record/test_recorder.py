@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import random
@@ -15,10 +16,12 @@ import h5py
 import numpy as np
 import pytest
 from conftest import mounted_tmpfs
+from uartlab import __version__
+from uartlab.app.record.logs import event_level
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.verify import verify
 from uartlab.app.record.writer import SCHEMA, RecordingError, SessionRecorder
-from uartlab.streams import Event, FieldSpec, Record, StreamSpec
+from uartlab.streams import Event, EventKind, FieldSpec, Record, StreamSpec
 
 DAQ = StreamSpec("daq", "USB-6210 twin", (FieldSpec("volts", "f8", (13,), "V", "analog inputs ai0..ai12"),
                                           FieldSpec("sample_index", "i8", (), "", "DAQ sample clock")),
@@ -60,6 +63,19 @@ def record_session(path, records, events=(), flush_interval_s=0.1) -> SessionRec
     return rec
 
 
+def test_event_kinds_are_written_as_text_and_an_unknown_kind_still_reads(tmp_path):
+    """The members are written as their words; a kind a newer uartlab wrote reads back as its text."""
+    events = [Event(100.0, EventKind.TRIP, "interlocks", "FDP over 40 N"), Event(100.5, "levitate", "future", "?")]
+    record_session(tmp_path / "s.h5", make_records(np.random.default_rng(2)), events)
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert [bytes(k).rstrip(b"\0") for k in f["events"]["kind"]] == [b"trip", b"levitate"]
+    with SessionFile(tmp_path / "s.h5") as sf:
+        trip, unknown = sf.events()
+    assert trip.kind is EventKind.TRIP
+    assert unknown.kind == "levitate" and not isinstance(unknown.kind, EventKind)
+    assert event_level(unknown.kind) == logging.INFO and unknown.kind not in (EventKind.FAULT, EventKind.TRIP)
+
+
 def test_round_trip_samples_attrs_and_events(tmp_path):
     rng = np.random.default_rng(1)
     records = make_records(rng)
@@ -68,6 +84,7 @@ def test_round_trip_samples_attrs_and_events(tmp_path):
     with SessionFile(tmp_path / "s.h5") as sf:
         assert sf.complete
         assert sf.metadata["schema"] == SCHEMA and sf.metadata["operator"] == "ada"
+        assert sf.metadata["software_version"] == __version__
         assert sf.config_text == META["config_text"] and sf.calibration_texts == {"nano17": "FT1234 matrix"}
         assert sf.streams == {"daq": DAQ, "actuators": ACT, "mocap": MOCAP}
         for spec in (DAQ, ACT, MOCAP):

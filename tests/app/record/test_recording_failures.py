@@ -4,7 +4,7 @@ a disk without room for the session refuses to start.
 How the failures are made: a full disk is real - a small tmpfs (mounted here; skipped where mounting is not
 allowed) that another writer fills mid-run. A removed USB disk is injected at the recorder's write layer
 (the next append fails with EIO), because unplugging cannot be done here and deleting the folder is not
-the same failure (Linux keeps an unlinked file writable; the recorder notices by looking, see recorder.py).
+the same failure (Linux keeps an unlinked file writable; the recorder notices by looking, see app/record/writer.py).
 The folder deleted mid-recording is real (shutil.rmtree). The pre-flight's free space comes from the OS
 boundary, ``shutil.disk_usage``, patched to report little room.
 """

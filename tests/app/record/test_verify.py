@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import os
@@ -14,7 +13,7 @@ import time
 import h5py
 import numpy as np
 import pytest
-from uartlab.app.record import verify as verify_mod
+from uartlab.app.cli.main import main
 from uartlab.app.record.verify import EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE, verify
 from uartlab.app.record.writer import SessionRecorder
 from uartlab.streams import Event, FieldSpec, Record, StreamSpec
@@ -50,7 +49,8 @@ def killed_file(tmp_path):
 
 
 def run_main(path, as_json=False) -> int:
-    return verify_mod.main(argparse.Namespace(file=str(path), json=as_json))
+    """`uartlab verify FILE [--json]`, in-process."""
+    return main(["verify", str(path), *(["--json"] if as_json else [])])
 
 
 def test_clean_close(tmp_path, capsys):
