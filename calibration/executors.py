@@ -36,7 +36,7 @@ def warm_worker() -> int:
 def executor_for(scheduler: str | None = None, workers: int | None = None) -> Iterator[Executor]:
     """A local ProcessPoolExecutor, "threads" for in-process threads (tests, one-core machines), or a
     dask.distributed Client's executor for a scheduler address ``tcp://host:port``."""
-    if scheduler in (None, "", "processes"):
+    if not scheduler or scheduler == "processes":
         n = workers or max(1, min(4, os.cpu_count() or 1))
         with ProcessPoolExecutor(n, initializer=warm_worker) as ex:
             yield ex

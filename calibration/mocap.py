@@ -92,7 +92,7 @@ def fit_mocap(finger, nominal: tuple[Marker, ...], frames_motive_m: np.ndarray, 
             markers.append(m)  # the base markers define the frame; their nominal places stand
             continue
         local = Rl[m.link].T @ (x - ol[m.link])
-        markers.append(Marker(m.name, m.link, tuple(float(v) for v in local), m.weight))
+        markers.append(Marker(m.name, m.link, (float(local[0]), float(local[1]), float(local[2])), m.weight))
     return MocapCalibration(T, tuple(markers), res, q, int(X.shape[0]))
 
 
@@ -117,5 +117,10 @@ def record_values(c: MocapCalibration) -> tuple[dict, dict]:
 
 def markers_from_values(values: dict) -> tuple[Marker, ...]:
     """The markers back from a stored mocap calibration's values."""
-    return tuple(Marker(name, int(v["link"]), tuple(float(x) * 1e-3 for x in v["local_mm"]), float(v["weight"]))
+    return tuple(Marker(name, int(v["link"]), _m_from_mm(v["local_mm"]), float(v["weight"]))
                  for name, v in values["markers"].items())
+
+
+def _m_from_mm(xyz_mm) -> tuple[float, float, float]:
+    x, y, z = (float(v) * 1e-3 for v in xyz_mm)
+    return x, y, z

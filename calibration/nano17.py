@@ -36,7 +36,8 @@ class Nano17Calibration:
 
     def apply(self, cal: FTCalibration) -> FTCalibration:
         cal.set_units("N", "N-mm")
-        cal.set_tool_transform(*self.tool_transform, dist_units="mm", angle_units="degrees")
+        dx, dy, dz, rx, ry, rz = self.tool_transform
+        cal.set_tool_transform(dx, dy, dz, rx, ry, rz, dist_units="mm", angle_units="degrees")
         cal.bias(self.bias_V)
         return cal
 

@@ -1,7 +1,8 @@
 """uartlab: control, data acquisition and bond-graph modelling for the UART robotic finger.
 
 The package root holds only what every layer shares: the version, the error classes
-(`uartlab.errors`) and the declaration of every recorded stream (`uartlab.schema`). Importing it costs
+(`uartlab.errors`), the paper's joint, tendon and pose names (`uartlab.names`) and the declaration of every
+recorded stream (`uartlab.schema`). It imports none of the layers (pyproject's import contracts). Importing it costs
 nothing; the model, drivers and window load on first use.
 """
 

@@ -174,14 +174,14 @@ class Hub:
     def publish(self, item: Record | Event) -> None:
         """Hand a Record (of a registered stream) or an Event to every subscriber that wants it. Never blocks."""
         stream = _stream_of(item)
-        if stream != EVENTS:
+        if isinstance(item, Event):
+            self._history.append(item)
+        else:
             spec = self._specs.get(stream)
             if spec is None:
                 raise KeyError(f"stream {stream!r} is not registered with the hub")
             if self.validate:
                 item.validate(spec)
-        else:
-            self._history.append(item)
         with self._lock:  # events come from many threads
             self.published[stream] = self.published.get(stream, 0) + 1
         drops = []

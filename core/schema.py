@@ -11,8 +11,8 @@ Why here, at the package root next to ``uartlab.errors`` and beside the Record, 
 the streams: every room names fields through these declarations (the rig, the recorder and the player, the
 engine, the live model, the window, the calibration procedures' probe, compare), and every layer may import
 the package root (docs/architecture.md). This module imports only
-dataclasses, enum and ``uartlab.sim.names`` (tuples of strings, no numerics); the runner phase names come
-from ``uartlab.protocols.runner`` inside ``runner_spec`` only, so importing the schema loads no layer.
+dataclasses, enum and ``uartlab.names`` (tuples of strings, no numerics), so importing the schema loads no
+layer. The runner's ``Phase`` is declared here too: the runner stream records a phase as its index.
 
 ``FieldSpec``/``StreamSpec`` (the descriptor classes) and ``EventKind`` live here too; core/streams.py
 re-exports them beside ``Record`` and ``Event``. The file layout and names are those of every file already recorded
@@ -21,10 +21,11 @@ re-exports them beside ``Record`` and ``Event``. The file layout and names are t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from uartlab.sim.names import JOINTS, TENDONS
+from uartlab.names import JOINTS, TENDONS
 
 HOST_TIME = "host_time_s"
 EVENTS = "events"                 # the pseudo-stream Events travel under (core/hub.py)
@@ -161,6 +162,28 @@ DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 
 WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
 
 
+class Phase(StrEnum):
+    """Where the protocol runner is (protocols/runner.py runs it). The value is the name the status, the
+    summaries and the logs show; the runner stream records a phase as its index in PHASES, so a new phase
+    goes last and recorded files keep their meaning."""
+
+    SAFE = "SAFE"
+    ARMED = "ARMED"
+    PRETENSION = "PRETENSION"
+    ACTUATE = "ACTUATE"
+    SETTLE = "SETTLE"
+    RECORD = "RECORD"
+    RETURN = "RETURN"
+    DONE = "DONE"
+    PAUSED = "PAUSED"
+    ABORTED = "ABORTED"
+    FAULT = "FAULT"
+    PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py)
+
+
+PHASES: tuple[Phase, ...] = tuple(Phase)  # the recorded `phase` field (runner, model streams) indexes this
+
+
 def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
     return (
         FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p}" for i, p in enumerate(phase_names))),
@@ -181,7 +204,6 @@ def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
 
 
 def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
-    from uartlab.protocols.runner import PHASES  # here, not at the top: the schema loads no layer on import
     return StreamSpec(RUNNER_STREAM, "protocol runner", _runner_fields(PHASES), rate_hz, None)
 
 
@@ -237,13 +259,13 @@ class StreamNames:
 ACTUATORS = StreamNames("actuators", actuators_spec(1.0).fields)
 DAQ = StreamNames("daq", daq_spec(1.0).fields)
 MOCAP = StreamNames("mocap", mocap_spec([], None).fields)
-JOINTS_IK = StreamNames("joints", joints_spec(None).fields)   # not JOINTS: that is sim.names' joint order
+JOINTS_IK = StreamNames("joints", joints_spec(None).fields)   # not JOINTS: that is uartlab.names' joint order
 RUNNER = StreamNames(RUNNER_STREAM, _runner_fields(()))
 MODEL = StreamNames(MODEL_STREAM, MODEL_FIELDS)
 STREAMS: dict[str, StreamNames] = {s.stream: s for s in (ACTUATORS, DAQ, MOCAP, JOINTS_IK, RUNNER, MODEL)}
 
 
-def declared_specs(marker_names: list[str] = ("m0",), rate_hz: float = 100.0) -> dict[str, StreamSpec]:
+def declared_specs(marker_names: Sequence[str] = ("m0",), rate_hz: float = 100.0) -> dict[str, StreamSpec]:
     """One spec of every declared stream (at one rate), for tests and benches that need them all."""
     return {s.name: s for s in (actuators_spec(rate_hz), daq_spec(rate_hz), mocap_spec(list(marker_names), rate_hz),
                                 joints_spec(rate_hz), runner_spec(rate_hz), model_spec(rate_hz))}

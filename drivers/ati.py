@@ -93,7 +93,8 @@ class _Xml:
     """An ElementTree built with expat so every element remembers its line (ET's own parser forgets it)."""
 
     def __init__(self, path: Path):
-        self.path, self.lines = path, {}
+        self.path = path
+        self.lines: dict[int, int] = {}   # id of an element -> its line in the file
         builder, parser = ET.TreeBuilder(), expat.ParserCreate()
 
         def start(tag: str, attrs: dict[str, str]) -> None:

@@ -21,6 +21,7 @@ What a sample holds, and the staleness rule
 - A marker flagged occluded by Motive (Motive still sends it, at its last seen position) or absent from
   the frame is NaN: a filled-in position would look like a measurement to the IK.
 - Rigid bodies by name; a body Motive does not track in this frame is NaN (pos and quat) for the same reason.
+- ``mid_exposure_ticks``: the cameras' mid-exposure on Motive's high-resolution clock (NatNet >= 3.0), else None.
 - ``latest()`` returns None until the first frame, as long as the stream is not stale; once no frame
   has arrived for more than ``stale_after_s`` (since the last frame, or since connect when none came)
   it raises ``DeviceError("OptiTrack", "no frame for N ms ...")`` rather than hand back an old pose.
@@ -171,7 +172,8 @@ class OptiTrackMocap:
             else:
                 bodies[name] = (np.full(3, np.nan), np.full(4, np.nan))
         device_time_s = frame.timestamp_s if frame.timestamp_s is not None else float("nan")
-        return MocapSample(rx.host_time_s, frame.frame_number, float(device_time_s), markers, bodies)
+        return MocapSample(rx.host_time_s, frame.frame_number, float(device_time_s), markers, bodies,
+                           frame.camera_mid_exposure_ticks)
 
     # ------------------------------------------------------------ health
     @property

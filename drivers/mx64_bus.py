@@ -32,7 +32,7 @@ from uartlab.drivers import mx64
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
 from uartlab.drivers.mx64_link import BusEvent, BusStats, CommError, Mx64Link, ServoError, _Port
 from uartlab.drivers.sea import SeaGeometry
-from uartlab.sim.names import TENDONS
+from uartlab.names import TENDONS
 
 DEFAULT_IDS = (1, 2, 3, 4, 5, 6)
 # est.: 60 % of the MX-64's 6.6 rad/s no-load speed and 40 rad/s^2, so a 10 mm tendon step (0.5 rad on the
@@ -276,7 +276,9 @@ class Mx64Bus(Mx64Link):
 
     def _read_ticks(self) -> list[int]:
         self.read()
-        return [int(t) for t in self._last_ticks]
+        ticks = self._last_ticks
+        assert ticks is not None, "read() keeps the positions it read"
+        return [int(t) for t in ticks]
 
     def _field(self, data: bytes, name: str) -> int:
         item = self.table[name]
@@ -336,6 +338,7 @@ class Mx64Bus(Mx64Link):
                 f"; also {', '.join(others)}" if others else "")
         self._event(dxl_id, "hardware error" if hw is not None else "fault", what)
         self._safe_torque_off()
+        assert dxl_id is not None, "a fault names its servo: by hw or by dxl_id"
         error = ServoError(dxl_id, self.tendon(dxl_id), what, 0 if hw is None else int(hw[self.ids.index(dxl_id)]))
         error.sample = sample
         raise error

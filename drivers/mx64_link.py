@@ -10,15 +10,14 @@ missing reply is retried for that servo alone by unicast, at most ``max_retries`
 and raises ``ServoError`` (no reply, refused) or ``CommError`` (corrupted replies, a port failure).
 
 Also here: the error types, the ``BusStats`` / ``BusEvent`` records, and ``_Port``, the SDK port with an
-optional floor under its packet timeout. The host class provides ``ids``, ``p1``, ``protocol``, ``port``,
-``table``, ``read_length``, ``max_retries``, ``stats``, ``events``, ``_port``, ``_ph``, ``tendon()`` and
-``_safe_torque_off()``.
+optional floor under its packet timeout. The host class provides the state ``Mx64Link`` declares (the IDs,
+the protocol and control table, the port, the counters) and ``tendon()`` and ``_safe_torque_off()``.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 import dynamixel_sdk as sdk
@@ -81,6 +80,8 @@ READ_YIELD_S = 100e-6
 class _Port(sdk.PortHandler):
     """The SDK port with an optional floor under its ~34 ms packet timeout (for loaded hosts and twins)."""
 
+    packet_timeout: float   # the SDK's, ms
+
     def __init__(self, name: str, min_timeout_ms: float | None):
         super().__init__(name)
         self.min_timeout_ms = min_timeout_ms
@@ -102,7 +103,25 @@ class _Port(sdk.PortHandler):
 
 
 class Mx64Link:
-    """Transactions on the bus for ``Mx64Bus`` (a mixin: the state it uses is its host's, see the module)."""
+    """Transactions on the bus for ``Mx64Bus`` (a mixin: the state it uses is its host's, declared here)."""
+
+    ids: tuple[int, ...]
+    p1: bool                    # Protocol 1.0
+    protocol: float
+    port: str                   # the serial port's name
+    table: dict[str, mx64.ControlItem]
+    read_length: int            # bytes per servo of a group read
+    max_retries: int
+    stats: BusStats
+    events: deque[BusEvent]
+    _port: _Port | None         # None until connected
+    _ph: sdk.PacketHandler
+
+    def tendon(self, dxl_id: int) -> str:
+        raise NotImplementedError
+
+    def _safe_torque_off(self) -> None:
+        raise NotImplementedError
 
     def _require_port(self) -> _Port:
         if self._port is None:
@@ -115,7 +134,8 @@ class Mx64Link:
         instructions; returns the SDK's tuple. A refused instruction raises ServoError. ``after_failure``:
         the kind of failure of the group read this stands in for (every try is then a retry)."""
         port = self._require_port()
-        tries, kind = self.max_retries + (0 if after_failure else 1), after_failure or "timeout"
+        tries = self.max_retries + (0 if after_failure else 1)
+        kind: str | None = after_failure or "timeout"
         for attempt in range(tries):
             if attempt or after_failure:
                 self.stats.retries += 1

@@ -98,6 +98,6 @@ class Nano17:
     def convert(self, block: AnalogBlock) -> WrenchBlock:
         volts = self.gauge_volts(block)
         wrench = self.cal.wrench(volts)
-        saturated = self.cal.saturated(volts).any(axis=1)
-        overloaded = self.cal.overloaded(wrench).any(axis=1)
+        saturated = np.any(self.cal.saturated(volts), axis=1)
+        overloaded = np.any(self.cal.overloaded(wrench), axis=1)
         return WrenchBlock(wrench, saturated, overloaded, ~(saturated | overloaded))

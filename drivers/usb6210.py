@@ -30,13 +30,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from uartlab.drivers.interfaces import AnalogBlock, ConfigError, DeviceError
 
 if TYPE_CHECKING:
-    from nidaqmx import GrpcSessionOptions
+    from nidaqmx import GrpcSessionOptions, Task
+    from nidaqmx.stream_readers import AnalogMultiChannelReader
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,8 @@ class Usb6210:
         self._error: DeviceError | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._task = self._reader = None
+        self._task: Task | None = None
+        self._reader: AnalogMultiChannelReader | None = None
         self.t0_s = math.nan
 
     # ------------------------------------------------------------ life cycle
@@ -156,16 +158,16 @@ class Usb6210:
     def start(self) -> None:
         if self._thread is not None:
             raise DeviceError(self.name, "already started")
-        self._open()
+        task = self._open()
         self._stop.clear()
         self._error = None
         self._queue.clear()
         self._thread = threading.Thread(target=self._run, name=f"usb6210-{self.device}", daemon=True)
         try:
             with self._nidaqmx("start the task"):
-                self._task.start()
+                task.start()
         except DeviceError:
-            task, self._task, self._thread = self._task, None, None
+            self._task, self._thread = None, None
             _quietly(task.close)
             raise
         self.t0_s = time.monotonic()
@@ -217,7 +219,7 @@ class Usb6210:
     def _nidaqmx(self, doing: str) -> _NiErrors:
         return _NiErrors(self.name, doing)
 
-    def _open(self) -> None:
+    def _open(self) -> Task:
         import nidaqmx  # here, not at import: the rest of the app must load without the NI package
         from nidaqmx.constants import AcquisitionType, TerminalConfiguration
         from nidaqmx.stream_readers import AnalogMultiChannelReader
@@ -246,15 +248,19 @@ class Usb6210:
             self._task = None
             _quietly(task.close)
             raise
+        return task
 
     def _run(self) -> None:
         n, n_chan = self.block_samples, len(self.channel_names)
         timeout_s = n / self.rate_hz + 1.0  # a block's worth plus slack for USB / the RPC
         next_index, gap = 0, 0
+        reader = self._reader   # set by _open() before start() starts this thread
+        if reader is None:
+            return
         while not self._stop.is_set():
             data = np.empty((n_chan, n))
             try:
-                self._reader.read_many_sample(data, n, timeout=timeout_s)
+                reader.read_many_sample(data, n, timeout=timeout_s)
             except Exception as exc:
                 if self._stop.is_set():
                     return  # stop() stopped the task under the read
@@ -280,10 +286,13 @@ class Usb6210:
     def _restart(self, exc: Exception, next_index: int) -> int:
         """Stop and restart after an overflow; the samples lost, estimated from the host clock. The restart
         time is taken before start(), so the estimate never counts more than was lost."""
+        task = self._task
+        if task is None:
+            raise DeviceError(self.name, "the task was closed during an overflow restart")
         with self._nidaqmx("restart after an overflow"):
-            self._task.stop()
+            task.stop()
             restart_s = time.monotonic()
-            self._task.start()
+            task.start()
         lost = max(0, round((restart_s - self.t0_s) * self.rate_hz) - next_index)
         self.stats.overflows += 1
         self.stats.restarts += 1
@@ -338,7 +347,7 @@ class _NiErrors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if exc is None or isinstance(exc, DeviceError) or not isinstance(exc, Exception):
             return False
         raise self.to_device_error(self.device, self.doing, exc) from exc

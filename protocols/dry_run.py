@@ -119,7 +119,7 @@ def format_table(suite: Suite, results: list[DryRunResult]) -> str:
              f"{'trial':<28} {'settle s':>8} {joints}  {'peak tendon N':>15} {'tip N':>6}  result"]
     for r in results:
         angles = " ".join(f"{r.joint_angles_deg[j]:7.1f}" for j in JOINTS)
-        tendon = max(r.peak_tendon_force_N, key=r.peak_tendon_force_N.get)
+        tendon = max(r.peak_tendon_force_N, key=lambda t: r.peak_tendon_force_N[t])
         peak = f"{r.peak_tendon_force_N[tendon]:.2f} ({tendon})"
         verdict = "ok" if r.ok else "; ".join(r.issues)
         lines.append(f"{r.trial:<28} {r.settle_time_s:8.2f} {angles}  {peak:>15} {r.peak_fingertip_force_N:6.2f}  "

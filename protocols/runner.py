@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum, StrEnum
+from enum import Enum
 
 import numpy as np
 from uartlab.errors import ConfigError
@@ -42,6 +42,7 @@ from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observatio
 from uartlab.protocols.limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
 from uartlab.protocols.suite import Suite, SuiteTrial
 from uartlab.protocols.trajectories import Trajectory
+from uartlab.schema import PHASES, Phase  # noqa: F401 - declared with the runner stream, which records a phase as its index
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
 from uartlab.streams import Event, EventKind
@@ -59,24 +60,6 @@ DEFAULT_PRETENSION_TIMEOUT_S = 5.0
 # worst-case excursion a suite may command): protocols/limits.py.
 
 
-class Phase(StrEnum):
-    """Where the runner is. The value is the name the status, the summaries and the logs show."""
-
-    SAFE = "SAFE"
-    ARMED = "ARMED"
-    PRETENSION = "PRETENSION"
-    ACTUATE = "ACTUATE"
-    SETTLE = "SETTLE"
-    RECORD = "RECORD"
-    RETURN = "RETURN"
-    DONE = "DONE"
-    PAUSED = "PAUSED"
-    ABORTED = "ABORTED"
-    FAULT = "FAULT"
-    PROCEDURE = "PROCEDURE"    # a procedure's steps (protocols/steps.py); last, so recorded indices keep
-
-
-PHASES: tuple[Phase, ...] = tuple(Phase)  # the recorded `phase` field (runner, model streams) indexes this
 RUN_OVER = frozenset({Phase.DONE, Phase.ABORTED, Phase.FAULT})  # a run that has ended, well or not
 
 

@@ -224,6 +224,7 @@ class StepRunner(LatchingRunner):
 
     def _complete(self, error: str | None = None) -> None:
         a, self._active = self._active, None
+        assert a is not None, "only the active step completes"
         a.ticket.error = error
         a.ticket.done = True
         self.steps_done += 1

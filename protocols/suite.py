@@ -199,7 +199,8 @@ class _Parser:
     """Reads one file; every check appends to ``errors`` so all of them are reported together."""
 
     def __init__(self, text: str, name: str, ceilings: Ceilings = DEFAULT_CEILINGS):
-        self.text, self.name, self.errors = text, name, []
+        self.text, self.name = text, name
+        self.errors: list[str] = []
         self.ceilings = ceilings
 
     def error(self, key: str, reason: str) -> None:

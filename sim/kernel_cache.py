@@ -188,7 +188,8 @@ def cached(dispatcher):
     if not isinstance(dispatcher, Dispatcher):  # NUMBA_DISABLE_JIT=1: a plain Python function
         return dispatcher
     try:
-        dispatcher._cache = _KernelCache(dispatcher.py_func)
+        # numba's private cache slot (enable_caching() sets it); numba's class does not declare it
+        dispatcher._cache = _KernelCache(dispatcher.py_func)  # type: ignore[attr-defined]
     except (OSError, RuntimeError):
         if not _state.get("unwritable"):
             _state["unwritable"] = True

@@ -1,17 +1,29 @@
-"""The paper's names for joints, tendons, tendon segments and poses, with their index order.
+"""The model's names, with their index order: the paper's joints, tendons and poses (declared in
+uartlab.names, re-exported here) and the model's own tendon segments, junction masses and moment-arm groups.
 
-Every array in sim/ that is indexed by joint or tendon uses the order defined here.
+Every array in sim/ that is indexed by joint or tendon uses the order of these names.
 """
 
 from __future__ import annotations
 
-# Joint axes, proximal to distal (the paper's j = 1..4).
-JOINTS: tuple[str, ...] = ("MCP_AB", "MCP_FE", "PIP", "DIP")
-MCP_AB, MCP_FE, PIP, DIP = range(4)
+from uartlab.names import (  # noqa: F401 - re-exported: the model's modules and their users take every name from here
+    DI,
+    DIP,
+    ED,
+    FDP,
+    FDS,
+    JOINTS,
+    LUM,
+    MCP_AB,
+    MCP_FE,
+    PI,
+    PIP,
+    POSES,
+    TENDONS,
+    pose_name,
+    tendon_index,
+)
 
-# Input tendons, in the order of the six SEAs.
-TENDONS: tuple[str, ...] = ("FDP", "FDS", "ED", "DI", "PI", "LUM")
-FDP, FDS, ED, DI, PI, LUM = range(6)
 FLEXORS: tuple[str, ...] = ("FDP", "FDS")
 EM_TENDONS: tuple[str, ...] = ("ED", "DI", "PI", "LUM")  # tendons that insert into the extensor mechanism
 
@@ -54,22 +66,3 @@ GROUP_JOINTS: dict[str, tuple[str, ...]] = {
 
 # Bones that carry mass, distal to MCP, PIP and DIP (D-H links 2, 3, 4; link 1 is the massless AB-FE link).
 BONES: tuple[str, ...] = ("proximal", "middle", "distal")
-
-# Initial poses of the paper's experiments (Fig. 12).
-POSES: tuple[str, ...] = ("Flex", "Hook", "Curl")
-
-
-def tendon_index(name: str) -> int:
-    """Index of an input tendon, accepting any capitalisation; ValueError names the bad tendon."""
-    for i, t in enumerate(TENDONS):
-        if t.lower() == name.lower():
-            return i
-    raise ValueError(f"unknown tendon {name!r}; expected one of {', '.join(TENDONS)}")
-
-
-def pose_name(name: str) -> str:
-    """Canonical spelling of a pose name; ValueError names the bad pose."""
-    for p in POSES:
-        if p.lower() == name.lower():
-            return p
-    raise ValueError(f"unknown pose {name!r}; expected one of {', '.join(POSES)}")

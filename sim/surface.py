@@ -44,7 +44,7 @@ class PlaneSurface:
         ``deflection_m`` (the paper: "surface located at the fingertip with initial deflection imposed")."""
         n = cls(angle_deg, (0.0, 0.0, 0.0)).normal
         point = np.asarray(interaction_point_m) - (pad_radius_m - deflection_m) * n
-        return cls(angle_deg, tuple(float(v) for v in point))
+        return cls(angle_deg, (float(point[0]), float(point[1]), float(point[2])))
 
 
 def fingertip_force_from_sensor(force_on_sensor_N, surface_angle_deg: float | None,

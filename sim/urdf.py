@@ -106,8 +106,8 @@ def _inertial(link: ET.Element, mass: float, com, inertia: np.ndarray) -> None:
     inertia = 0.5 * (inertia + inertia.T)
     scale = float(np.max(np.abs(inertia)))
     inertia = np.where(np.abs(inertia) < 1e-12 * scale, 0.0, inertia)  # drop rotation round-off
-    ET.SubElement(el, "inertia", **{f"i{'xyz'[r]}{'xyz'[c]}": _num(inertia[r, c], tiny=0.0)
-                                    for r, c in ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))})
+    ET.SubElement(el, "inertia", {f"i{'xyz'[r]}{'xyz'[c]}": _num(inertia[r, c], tiny=0.0)
+                                  for r, c in ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))})
 
 
 def _shape(link: ET.Element, name: str, T: np.ndarray, tag: str, **size: str) -> None:
@@ -115,7 +115,7 @@ def _shape(link: ET.Element, name: str, T: np.ndarray, tag: str, **size: str) ->
     for kind in ("visual", "collision"):
         el = ET.SubElement(link, kind, name=f"{name}_{kind}")
         _origin(el, T)
-        ET.SubElement(ET.SubElement(el, "geometry"), tag, **size)
+        ET.SubElement(ET.SubElement(el, "geometry"), tag, size)
 
 
 def _joint(robot: ET.Element, name: str, kind: str, parent: str, child: str, T: np.ndarray) -> ET.Element:

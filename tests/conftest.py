@@ -78,6 +78,23 @@ def wait_for(condition, timeout_s: float = 2.0, poll_s: float = 0.005) -> bool:
     return True
 
 
+@pytest.fixture(scope="module")
+def daq_plant():
+    """A plant nobody advances (no PlantClock): each DAQ channel holds its value plus fresh noise."""
+    from uartlab.drivers.twins.plant import Plant, PlantConfig
+
+    return Plant(PlantConfig())
+
+
+@pytest.fixture(scope="module")
+def daq_twin(daq_plant):
+    """The USB-6210 twin (NI-DAQmx over gRPC, on a free port) sampling ``daq_plant``, for the module."""
+    from uartlab.drivers.twins.daq_grpc import DaqTwin
+
+    with DaqTwin(daq_plant) as twin:
+        yield twin
+
+
 def short_suite_toml(pull_s: float = 1.0) -> str:
     """A one-trial suite for runs on the twin: ED pulled 10 mm over ``pull_s`` and back."""
     return f"""

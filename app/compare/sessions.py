@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Sequence
 
 import numpy as np
 from uartlab.app.compare.analysis import ParamSet
@@ -14,7 +15,7 @@ from uartlab.app.record.params import recorded_params
 from uartlab.sim import Finger, FingerParams
 
 
-def load_param_sets(params: str | None, params_b: str | None, sessions: list[str] = ()) -> list[ParamSet]:
+def load_param_sets(params: str | None, params_b: str | None, sessions: Sequence[str] = ()) -> list[ParamSet]:
     """The parameter sets to re-simulate with: ``--params`` (and ``--params-b``) as given; without
     ``--params``, the parameters the sessions' live model ran with - the shipped defaults with the moment
     arms and model values calibrated when they were recorded (embedded in each file), or the plain defaults."""

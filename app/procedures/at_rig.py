@@ -128,8 +128,8 @@ def run_nano17(rig: RigLike, cal_file: str | None = None, tool_transform=(0, 0, 
     if cal_file is None and rig.config.nano17.calibration_file is not None:
         cal_file = str(rig.config.nano17.calibration_file)
     if cal_file is None:
-        from uartlab.drivers.twins.nano17 import load_twin_calibration
-        cal_file = str(load_twin_calibration().path)
+        from uartlab.app.rig.backends import twin_ft_calibration
+        cal_file = str(twin_ft_calibration().path)
     cal = nano17.load_cal(cal_file, rig.config.nano17.index)
     with RigProbe(rig, say) as probe, probe.procedure("nano17", moves=False):
         rate = rig.config.daq.rate_hz

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from uartlab.app.run.rig_like import RigLike
+from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 from uartlab.errors import CalibrationError
 from uartlab.protocols.runner import Action, Phase
@@ -139,8 +140,8 @@ class RigProbe:
         return "the servos hold where they are"
 
     # ------------------------------------------------------------ servos
-    def read(self):
-        """The actuators now (one bus read through the rig's driver): ActuatorSample."""
+    def read(self) -> ActuatorSample:
+        """The actuators now (one bus read through the rig's driver)."""
         return self.rig.actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:

@@ -5,13 +5,15 @@ values that were calibrated then (the session file embeds the store's current se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from uartlab.app.record.player import SessionFile
 from uartlab.calibration.applied import MODEL_KINDS, params_with
 from uartlab.calibration.store import parse_record
 from uartlab.sim import FingerParams
 
 
-def recorded_params(sessions: list[str]) -> tuple[str, str, FingerParams]:
+def recorded_params(sessions: Sequence[str]) -> tuple[str, str, FingerParams]:
     """(label, source, params) of the model calibrations the sessions were recorded with. Sessions recorded
     under different ones are not one parameter set: a ValueError asking for the parameters instead."""
     records = _model_records(sessions)

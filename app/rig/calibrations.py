@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from uartlab.app.rig import backends
 from uartlab.app.rig.config import ConfigError, RigConfig
 from uartlab.calibration.nano17 import cal_file_sha256
 from uartlab.drivers.ati import FTCalibration
@@ -61,7 +62,7 @@ class RigCalibrations:
         from uartlab.calibration.store import CalibrationStore
 
         kinds = tuple(k for k, used in (("sea", True), ("nano17", uses_nano17),
-                                        ("mocap", self.config.mocap.backend == "real")) if used)
+                                        ("mocap", not backends.MOCAP[self.config.mocap.backend].on_twin)) if used)
         notes = CalibrationStore(store_path).stale_warnings(kinds)
         missing = [n for n in notes if "no current calibration" in n]
         stale = [n for n in notes if n not in missing]
@@ -93,8 +94,7 @@ class RigCalibrations:
         tares again before anything moves; the stored one makes the wrench right from the first block)."""
         n = self.config.nano17
         if n.calibration_file is None:
-            from uartlab.drivers.twins.nano17 import load_twin_calibration
-            cal = load_twin_calibration()
+            cal = backends.twin_ft_calibration()
         else:
             cal = FTCalibration.from_file(n.calibration_file, n.index)
         stored = self.stored("nano17")

@@ -4,10 +4,10 @@
     config = default_rig_config()             # the shipped all-twin rig (app/data/twin_rig.toml)
 
 Everything is checked here, before any device is opened, so a bad file never moves a servo: unknown
-sections and keys, wrong types, duplicate or out-of-range servo IDs, unknown backends, channels the
-USB-6210 does not have, calibration files that do not exist. Each problem raises one ``ConfigError``
-"FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``). The file's own comments
-(app/data/twin_rig.toml) document every key; defaults here equal that file.
+sections and keys, wrong types, duplicate or out-of-range servo IDs, backends not in their family's
+table (app/rig/backends.py), channels the USB-6210 does not have, calibration files that do not exist.
+Each problem raises one ``ConfigError`` "FILE:LINE: KEY: reason" (the line from ``uartlab.sim.toml_lines``).
+The file's own comments (app/data/twin_rig.toml) document every key; defaults here equal that file.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from uartlab.app.rig import backends
 from uartlab.drivers.interfaces import ConfigError
 from uartlab.drivers.mx64 import CENTER_TICKS
 from uartlab.drivers.mx64_bus import WATCHDOG_MS
@@ -28,7 +29,6 @@ from uartlab.protocols.limits import Ceilings, Limits
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.toml_lines import line_of_key, not_toml
 
-BACKENDS = ("twin", "real")
 FROM_TWIN = "from_twin"       # calibration taken from the twin's own constants (twin backends only)
 MAX_DXL_ID = 252              # 253 is reserved, 254 is broadcast (Dynamixel Protocol 2.0)
 DEFAULT_FILE = "twin_rig.toml"
@@ -134,7 +134,8 @@ class RigConfig:
 
     @property
     def uses_twin(self) -> bool:
-        return "twin" in (self.actuators.backend, self.daq.backend, self.mocap.backend)
+        """Some device is on the twin rig (app/rig/backends.py)."""
+        return backends.any_on_twin(self)
 
 
 # ------------------------------------------------------------------ reading helpers
@@ -194,6 +195,13 @@ class _Table:
             raise self.error(name, f"unknown value {value!r}; expected one of {', '.join(options)}")
         return value
 
+    def backend(self, family: str) -> str:
+        """This section's ``backend``: a name in its family's table (app/rig/backends.py), default the twin."""
+        value = self.string("backend", "twin")
+        if value not in backends.FAMILIES[family]:
+            raise self.error("backend", f"unknown backend {value!r} ({', '.join(backends.names(family))})")
+        return value
+
     def table(self, name: str) -> _Table:
         self.used.add(name)
         value = self.data.get(name, {})
@@ -209,9 +217,9 @@ class _Table:
 
 # ------------------------------------------------------------------ sections
 def _actuators(t: _Table) -> ActuatorsConfig:
-    backend = t.choice("backend", "twin", BACKENDS)
+    backend = t.backend("actuators")
     port = t.string("port", "")
-    if backend == "real" and not port:
+    if not backends.ACTUATORS[backend].on_twin and not port:
         raise t.error("port", "a real MX-64 bus needs its serial port, e.g. '/dev/ttyUSB0'")
     protocol = t.number("protocol", 2.0)
     if protocol not in (1.0, 2.0):
@@ -249,7 +257,7 @@ def _actuators(t: _Table) -> ActuatorsConfig:
 
 
 def _daq(t: _Table) -> DaqConfig:
-    backend = t.choice("backend", "twin", BACKENDS)
+    backend = t.backend("daq")
     cfg = DaqConfig(backend, t.string("device", "Dev1"), t.string("grpc_address", ""), t.string("pots", "ai0:5"),
                     t.string("reference", "ai6"), t.string("gauges", "ai8:13"),
                     t.number("rate_hz", 1000.0, positive=True))
@@ -277,7 +285,7 @@ def _sea(t: _Table, daq: DaqConfig) -> SeaConfig:
         value = t.string("calibration", FROM_TWIN)
         if value != FROM_TWIN:
             raise t.error("calibration", f"only {FROM_TWIN!r}; otherwise give [sea.FDP] ... tables")
-        if daq.backend != "twin":
+        if not backends.DAQ[daq.backend].on_twin:
             raise t.error("calibration", f"{FROM_TWIN!r} needs daq.backend = 'twin'; give [sea.FDP] ... from a "
                                          "hanging-weight fit for the real pots")
         t.done()
@@ -302,7 +310,7 @@ def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
     value = t.string("calibration_file", FROM_TWIN)
     path = None
     if value == FROM_TWIN:
-        if daq.backend != "twin" and daq.gauges:
+        if not backends.DAQ[daq.backend].on_twin and daq.gauges:
             raise t.error("calibration_file", f"{FROM_TWIN!r} needs daq.backend = 'twin'; give the sensor's .cal file")
     else:
         path = Path(value).expanduser()
@@ -321,7 +329,7 @@ def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
 
 def _mocap(t: _Table) -> MocapConfig:
     multicast = t.string("multicast", "")
-    cfg = MocapConfig(t.choice("backend", "twin", BACKENDS), t.string("server", "127.0.0.1"),
+    cfg = MocapConfig(t.backend("mocap"), t.string("server", "127.0.0.1"),
                       t.integer("command_port", 1510, 1, 65535), t.integer("data_port", 1511, 1, 65535),
                       multicast or None, t.string("local", "127.0.0.1"), t.string("marker_set", "uart_finger"))
     t.done()

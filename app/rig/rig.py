@@ -5,6 +5,9 @@
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
+Each device is built by its backend's factory from the tables in app/rig/backends.py and held by its
+family's interface (drivers/interfaces.py: Actuators, AnalogInput, Mocap).
+
 What the engine, the recording session, the procedures and the GUI may use of it is ``RigLike``
 (app/run/rig_like.py); the drivers themselves (``rig.nano17``, ``rig.mocap`` ...) are the rig's own.
 
@@ -30,19 +33,18 @@ import time
 from collections import deque
 
 import numpy as np
+from uartlab.app.rig import backends
 from uartlab.app.rig.calibrations import RigCalibrations
 from uartlab.app.rig.clock_sync import ClockEstimate, ClockSync, TickUnwrap  # noqa: F401 - re-exported
 from uartlab.app.rig.config import ConfigError, RigConfig
 from uartlab.app.rig.joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from uartlab.app.rig.joint_stream import JointStream
+from uartlab.app.rig.locked_actuators import LockedActuators
 from uartlab.app.run.rig_like import DeviceHealth  # noqa: F401 - re-exported for the rig's users
-from uartlab.drivers.interfaces import ActuatorSample
+from uartlab.drivers.interfaces import Actuators, ActuatorSample, AnalogInput, Mocap
 from uartlab.drivers.joint_angles import JointAngleEstimator
-from uartlab.drivers.mocap import OptiTrackMocap
-from uartlab.drivers.mx64_bus import Mx64Bus
 from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
-from uartlab.drivers.usb6210 import Usb6210
 from uartlab.hub import Hub
 from uartlab.pacing import FixedRate
 from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
@@ -104,23 +106,6 @@ class _Stream:
 
 
 # ------------------------------------------------------------------ the rig
-class LockedActuators:
-    """The MX-64 driver with one lock around every bus call: the stream thread and a runner share the bus."""
-
-    def __init__(self, bus: Mx64Bus):
-        self.driver, self.lock = bus, threading.RLock()
-
-    def __getattr__(self, name: str):
-        attr = getattr(self.driver, name)
-        if not callable(attr):
-            return attr
-
-        def locked(*args, **kwargs):
-            with self.lock:
-                return attr(*args, **kwargs)
-        return locked
-
-
 class Rig:
     """The live rig; satisfies ``RigLike`` (app/run/rig_like.py), which is all its users may use of it."""
 
@@ -128,9 +113,9 @@ class Rig:
         self.config, self.hub = config, hub or Hub()
         self._twin = None
         self.engine = None   # the one control loop moving the servos now (app/run/engine.py sets and clears it)
-        self.actuators: LockedActuators | None = None
-        self.daq: Usb6210 | None = None
-        self.mocap: OptiTrackMocap | None = None
+        self.actuators: Actuators | None = None     # a LockedActuators: several threads share the bus
+        self.daq: AnalogInput | None = None
+        self.mocap: Mocap | None = None
         self.sea_forces: SeaForces | None = None
         self.nano17: Nano17 | None = None
         self._streams: dict[str, _Stream] = {}
@@ -143,8 +128,8 @@ class Rig:
     def start(self) -> Rig:
         """Start the twin (if any backend is one), connect every device, then start one thread per stream."""
         try:
-            if self.config.uses_twin:
-                self._start_twin()
+            if backends.any_on_twin(self.config):
+                self._twin = backends.TWIN_RIG["twin"].load()(self.config)
             self._open_devices()
             for stream in self._streams.values():
                 stream.thread.start()
@@ -158,22 +143,10 @@ class Rig:
         log.info("%s", started)  # the event reaches no session yet (none has subscribed): the log has it
         return self
 
-    def _start_twin(self) -> None:
-        from uartlab.drivers.twins.plant import PlantConfig
-        from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig
-
-        t, a = self.config.twin, self.config.actuators
-        plant = PlantConfig(pose=t.pose, surface_angle_deg=t.surface_angle_deg, perturbation=t.perturbation,
-                            seed=t.seed)
-        self._twin = TwinRig(TwinRigConfig(plant=plant, speed=t.speed, servo_ids=a.ids, dxl_protocol=a.protocol,
-                                           daq_device=self.config.daq.device)).start()
-
     def _open_devices(self) -> None:
-        a, d, m = self.config.actuators, self.config.daq, self.config.mocap
+        a, d = self.config.actuators, self.config.daq
         twin = self._twin
-        bus = Mx64Bus(twin.bus.port if a.backend == "twin" else a.port, ids=a.ids, protocol=a.protocol,
-                      baud=a.baud, seas=list(a.seas), watchdog_ms=a.watchdog_ms,
-                      packet_timeout_ms=a.packet_timeout_ms or None)
+        bus = backends.open_device("actuators", self.config, twin, self.time_scale)
         bus.connect()
         self.actuators = LockedActuators(bus)
         self._streams["actuators"] = _Stream(self, "actuators", "MX-64 bus", self._actuator_loop)
@@ -181,19 +154,12 @@ class Rig:
 
         self.sea_forces = SeaForces(self.calibrations.sea(twin.plant if twin is not None else None))
         self.nano17 = Nano17(self.calibrations.ft()) if d.gauges else None
-        # Blocks of 50 ms of host time, as the driver's default at 1x: a twin at N x speed delivers N x the
-        # samples per second, and reading them in the 1x block size would take N x the RPCs.
-        scale = self.time_scale
-        self.daq = Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
-                           block_samples=max(1, round(d.rate_hz / 20 * scale)), buffer_s=2.0 * scale,
-                           grpc_options=self._grpc_options())
+        self.daq = backends.open_device("daq", self.config, twin, self.time_scale)
         self.daq.start()
         self._streams["daq"] = _Stream(self, "daq", self.daq.name, self._daq_loop)
         self.hub.register(daq_spec(d.rate_hz))
 
-        server, port = (m.server, m.command_port) if m.backend == "real" else ("127.0.0.1", twin.motive.command_port)
-        self.mocap = OptiTrackMocap(server, port, m.data_port if m.backend == "real" else 0, m.multicast,
-                                    marker_set=m.marker_set, local=m.local if m.backend == "real" else "127.0.0.1")
+        self.mocap = backends.open_device("mocap", self.config, twin, self.time_scale)
         self.mocap.connect()
         self._streams["mocap"] = _Stream(self, "mocap", "OptiTrack", self._mocap_loop)
         self.hub.register(mocap_spec(self.mocap.marker_names, self.mocap.rate_hz))
@@ -209,7 +175,7 @@ class Rig:
     def joint_estimator(self) -> JointAngleEstimator | None:
         """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
         calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
-        if self.config.mocap.backend == "twin":
+        if backends.backend_of(self.config, "mocap").on_twin:
             plant = self._twin.plant
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
@@ -226,12 +192,11 @@ class Rig:
     @property
     def time_scale(self) -> float:
         """Protocol seconds per host second: the twin's speed on an all-twin rig, 1 wherever hardware is."""
-        speed = self.config.twin.speed
-        backends = {self.config.actuators.backend, self.config.daq.backend, self.config.mocap.backend}
-        if speed != 1.0 and backends != {"twin"}:
+        speed, all_twin = self.config.twin.speed, backends.all_on_twin(self.config)
+        if speed != 1.0 and not all_twin:
             raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
                               "(real hardware runs at 1x)")
-        return speed if backends == {"twin"} else 1.0
+        return speed if all_twin else 1.0
 
     @property
     def has_nano17(self) -> bool:
@@ -271,7 +236,7 @@ class Rig:
     @property
     def places_finger_itself(self) -> bool:
         """The twin's finger is set up by software; a real one by a person."""
-        return self._twin is not None and self.config.mocap.backend == "twin"
+        return self._twin is not None and backends.backend_of(self.config, "mocap").on_twin
 
     def place_finger(self, pose: str, surface_angle_deg: float | None) -> bool:
         """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
@@ -283,16 +248,6 @@ class Rig:
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
         self.hub.event(EventKind.OPERATOR, "twin", f"finger placed: pose {pose}, {where}")
         return True
-
-    def _grpc_options(self):
-        d = self.config.daq
-        if d.backend == "twin":
-            return self._twin.daq.grpc_options("")
-        if not d.grpc_address:
-            return None
-        import grpc
-        import nidaqmx
-        return nidaqmx.GrpcSessionOptions(grpc.insecure_channel(d.grpc_address), "")
 
     def motion(self, name: str, **limits):
         """The engine for a procedure's moves (app/run/procedure.py), started: pre-flight, torque on holding,
@@ -425,13 +380,12 @@ class Rig:
         stalled = False
         while not self._stopping.is_set():
             got = False
-            for rx in self.mocap.frames(timeout_s=0.5):
+            for sample in self.mocap.samples(timeout_s=0.5):
                 got = True
                 if stalled:
                     stalled = False
                     self.hub.event(EventKind.DEVICE, "mocap", "OptiTrack frames are back")
-                sample = self.mocap.to_sample(rx)
-                ticks = rx.frame.camera_mid_exposure_ticks
+                ticks = sample.mid_exposure_ticks
                 record = Record.single("mocap", sample.host_time_s, frame_number=sample.frame_number,
                                        motive_time_s=sample.device_time_s,
                                        mid_exposure_ticks=-1 if ticks is None else int(ticks),

@@ -107,7 +107,8 @@ class NatNetClient:
         self._got_info, self._got_model = threading.Event(), threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._cmd = self._data = None
+        self._cmd: socket.socket | None = None
+        self._data: socket.socket | None = None
         self._server_ip: str | None = None      # resolved at connect; the only source accepted
         self._last_number: int | None = None
         self._stale = False

@@ -4,10 +4,13 @@ as the Python samples read it - PacketClient 4.x reads it unconditionally becaus
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from uartlab.drivers.natnet.descriptions import (
     AssetDescription,
     AssetMarkerDescription,
     CameraDescription,
+    Description,
     DescriptionType,
     DeviceDescription,
     ForcePlateDescription,
@@ -114,7 +117,7 @@ def _asset(r: Reader, v: Version) -> AssetDescription:
     return asset
 
 
-_DECODERS = {
+_DECODERS: dict[int, Callable[[Reader, Version], Description]] = {
     DescriptionType.MARKER_SET: _marker_set,
     DescriptionType.RIGID_BODY: _rigid_body,
     DescriptionType.SKELETON: _skeleton,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
+from typing import Any
 
 from uartlab.drivers.natnet.descriptions import (
     AssetDescription,
@@ -48,7 +50,10 @@ def encode(msg: Message, version: Version | tuple[int, ...] | None = None) -> by
         if version is None:
             raise ValueError(f"encoding {type(msg).__name__} needs the stream's NatNet version")
         v = as_version(version)
-        (encode_frame if isinstance(msg, FrameOfData) else encode_modeldef)(w, msg, v)
+        if isinstance(msg, FrameOfData):
+            encode_frame(w, msg, v)
+        else:
+            encode_modeldef(w, msg, v)
     elif isinstance(msg, Connect):  # also Discovery
         _connect(w, msg)
     elif isinstance(msg, ServerInfo):
@@ -156,14 +161,14 @@ def encode_frame(w: Writer, f: FrameOfData, v: Version) -> None:
     if at_least(v, 2, 3):
         w.i32(len(f.labeled_markers))
         mark = w.begin_section(sized)
-        for m in f.labeled_markers:
-            w.i32(m.id)
-            w.vec3(m.position_m)
-            w.f32(m.size_m)
+        for labeled in f.labeled_markers:
+            w.i32(labeled.id)
+            w.vec3(labeled.position_m)
+            w.f32(labeled.size_m)
             if at_least(v, 2, 6):
-                w.u16(m.params or 0)
+                w.u16(labeled.params or 0)
             if v[0] >= 3:
-                w.f32(m.residual_m or 0.0)
+                w.f32(labeled.residual_m or 0.0)
         w.end_section(mark)
 
     if at_least(v, 2, 9):
@@ -325,7 +330,8 @@ def _asset_desc(w: Writer, d: AssetDescription, v: Version) -> None:
         w.u16(m.params)
 
 
-_DESCRIPTION_ENCODERS = {
+# Each encoder takes its own description type (the key).
+_DESCRIPTION_ENCODERS: dict[type, Callable[[Writer, Any, Version], None]] = {
     MarkerSetDescription: _marker_set_desc,
     RigidBodyDescription: _rigid_body_desc,
     SkeletonDescription: _skeleton_desc,

@@ -202,7 +202,7 @@ def decode_sync_write(params: bytes, protocol: float) -> tuple[int, dict[int, by
     block = length + 1
     if len(params) <= head or length == 0 or (len(params) - head) % block:
         raise MalformedPacket("sync write blocks do not match the data length")
-    blocks = {}
+    blocks: dict[int, bytes] = {}
     for i in range(head, len(params), block):
         blocks.setdefault(params[i], bytes(params[i + 1:i + block]))
     return address, blocks

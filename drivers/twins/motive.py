@@ -61,6 +61,11 @@ class _Client:
     last_seen_s: float
 
 
+def _xyz(v) -> nn.Vec3:
+    """A point as NatNet's packets carry it: three floats."""
+    return float(v[0]), float(v[1]), float(v[2])
+
+
 class MotiveTwin:
     def __init__(self, plant, address: str = "127.0.0.1", command_port: int = 0, data_port: int = 0,
                  multicast_group: str | None = None, natnet_version: tuple[int, ...] = (4, 1, 0, 0),
@@ -78,7 +83,8 @@ class MotiveTwin:
         self._streaming = threading.Event()
         self._streaming.set()
         self._threads: list[threading.Thread] = []
-        self._cmd = self._data = None
+        self._cmd: socket.socket | None = None
+        self._data: socket.socket | None = None
         self.frame_number = 0
         self.frames_sent = 0            # frames built and handed to the network (any number of clients)
         self.malformed_requests = 0
@@ -178,7 +184,7 @@ class MotiveTwin:
     def model_definitions(self) -> nn.ModelDefinitions:
         defs = nn.ModelDefinitions([MarkerSetDescription(MARKER_SET, list(self.marker_names))])
         for b, name in enumerate(BONES):
-            markers = [RigidBodyMarkerDescription(tuple(float(x) for x in self.marker_offsets_m[i]), 0,
+            markers = [RigidBodyMarkerDescription(_xyz(self.marker_offsets_m[i]), 0,
                                                   self.marker_names[i])
                        for i, bone in enumerate(self.marker_bone) if bone == b]
             defs.descriptions.append(RigidBodyDescription(name, b + 1, -1, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0),
@@ -202,20 +208,20 @@ class MotiveTwin:
                 _, p, R = poses[bone]
                 residual = float(np.linalg.norm(points[i] - (p + R @ self.marker_offsets_m[i])))
                 errors[bone].append(residual)
-            position = tuple(float(x) for x in self._last_points[i])
+            position = _xyz(self._last_points[i])
             frame.labeled_markers.append(nn.LabeledMarker(self.marker_ids[i], position, MARKER_SIZE_M,
                                                        VISIBLE_PARAMS if visible[i] else OCCLUDED_PARAMS, residual))
         frame.marker_sets.append(nn.MarkerSetData(MARKER_SET, [m.position_m for m in frame.labeled_markers]))
-        frame.unlabeled_markers_m = [tuple(float(x) for x in p) for p in points[visible]]
+        frame.unlabeled_markers_m = [_xyz(p) for p in points[visible]]
         quats = quaternions_xyzw([R for *_, R in poses])
         for b, (_, p, _) in enumerate(poses):
             if len(errors[b]) >= self.min_markers:
                 self._last_poses[b] = (p.copy(), quats[b])
-                body = nn.RigidBodyData(b + 1, tuple(float(x) for x in p), self._last_poses[b][1],
+                body = nn.RigidBodyData(b + 1, _xyz(p), self._last_poses[b][1],
                                      float(np.mean(errors[b])), nn.RIGID_BODY_TRACKING_VALID)
             else:
                 last_p, last_q = self._last_poses[b]
-                body = nn.RigidBodyData(b + 1, tuple(float(x) for x in last_p), last_q, 0.0, 0)
+                body = nn.RigidBodyData(b + 1, _xyz(last_p), last_q, 0.0, 0)
             frame.rigid_bodies.append(body)
         transmit = self._ticks()
         frame.camera_mid_exposure_ticks = transmit - int(SYSTEM_LATENCY_S * HR_CLOCK_HZ)
@@ -279,9 +285,12 @@ class MotiveTwin:
 
     # ------------------------------------------------------------ commands
     def _command_loop(self) -> None:
+        sock = self._cmd
+        if sock is None:   # stopped before the thread began
+            return
         while not self._stop.is_set():
             try:
-                data, address = self._cmd.recvfrom(65536)
+                data, address = sock.recvfrom(65536)
             except TimeoutError:
                 continue
             except OSError:  # closed by stop() (the loop ends), or a transient ICMP error on some platforms
@@ -320,9 +329,10 @@ class MotiveTwin:
 
     def _connect(self, msg: nn.Connect, address) -> None:
         wanted = msg.bitstream_version  # (0,0,0,0) or absent: the server's own version
-        ok = wanted is not None and any(wanted) and self._can_change_bitstream(wanted)
+        version = wanted if wanted is not None and any(wanted) and self._can_change_bitstream(wanted) else None
         with self._lock:
-            self._clients[address] = _Client(address, wanted if ok else self.natnet_version, time.monotonic())
+            self._clients[address] = _Client(address, self.natnet_version if version is None else version,
+                                             time.monotonic())
 
     def _version_for(self, address) -> Version:
         with self._lock:
@@ -370,7 +380,7 @@ class MotiveTwin:
             wanted = None
         with self._lock:
             client = self._clients.get(address)
-            ok = client is not None and wanted is not None and self._can_change_bitstream(wanted)
-            if ok:
-                client.version = wanted
+            ok = False
+            if client is not None and wanted is not None and self._can_change_bitstream(wanted):
+                client.version, ok = wanted, True
         return encode(Response(struct.pack("<i", 0 if ok else 1)))  # 0 done, non-zero refused (PacketClient)

@@ -9,8 +9,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from uartlab.drivers.twins.plant import Plant, PlantClock, PlantConfig
+
+if TYPE_CHECKING:   # imported by start(): the DAQ twin brings grpc and nidaqmx
+    from uartlab.drivers.twins.daq_grpc import DaqTwin
+    from uartlab.drivers.twins.dxl_bus import DxlBusTwin
+    from uartlab.drivers.twins.motive import MotiveTwin
 
 # The real devices' well-known ports, used by `uartlab twin up` so drivers find the twins where they
 # would find the hardware: NI gRPC Device Server's default port; Motive's NatNet command/data ports.
@@ -39,7 +45,9 @@ class TwinRig:
         self.config = config or TwinRigConfig()
         self.plant = Plant(self.config.plant)
         self.clock: PlantClock | None = None
-        self.bus = self.daq = self.motive = None
+        self.bus: DxlBusTwin | None = None
+        self.daq: DaqTwin | None = None
+        self.motive: MotiveTwin | None = None
 
     def start(self) -> TwinRig:
         from uartlab.drivers.twins.daq_grpc import DaqTwin
@@ -69,6 +77,8 @@ class TwinRig:
         self.clock = None
 
     def endpoints(self) -> dict[str, str]:
+        if self.bus is None or self.daq is None or self.motive is None:
+            raise RuntimeError("the twin rig has no endpoints before start()")
         cfg = self.config
         natnet = ".".join(map(str, cfg.natnet_version[:2]))
         motive = f"{cfg.natnet_address} command {self.motive.command_port} data {self.motive.data_port}"

@@ -22,24 +22,13 @@ from uartlab.drivers.usb6210 import Usb6210
 RATE_HZ = 1000.0
 
 
-@pytest.fixture(scope="module")
-def plant() -> Plant:
-    return Plant(PlantConfig())
-
-
-@pytest.fixture(scope="module")
-def twin(plant):
-    with DaqTwin(plant) as twin:
-        yield twin
-
-
 @pytest.fixture
-def make_daq(twin):
+def make_daq(daq_twin):
     """Usb6210s on the module's twin (each on its own generated session), stopped after the test."""
     made = []
 
     def make(on: DaqTwin | None = None, **kwargs) -> Usb6210:
-        made.append(Usb6210(grpc_options=(on or twin).grpc_options(""), **kwargs))
+        made.append(Usb6210(grpc_options=(on or daq_twin).grpc_options(""), **kwargs))
         return made[-1]
 
     yield make
@@ -103,10 +92,10 @@ def test_a_stalled_consumer_loses_blocks_counted_as_a_gap(make_daq):
     assert [e.kind for e in daq.events] == ["consumer_drop"]
 
 
-def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(make_daq, twin):
+def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(make_daq, daq_twin):
     events = []
     daq = make_daq(rate_hz=RATE_HZ, buffer_s=0.3, on_event=events.append)
-    overflows_before = twin.stats.overflows
+    overflows_before = daq_twin.stats.overflows
     daq.start()
     blocks = take(daq, 2)
     # Starve the reader thread itself (as a long GC pause or a swapped-out process would): the twin's
@@ -121,7 +110,7 @@ def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(
 
     daq._reader.read_many_sample = starved_read
     blocks += take(daq, 12)
-    assert daq.stats.overflows == daq.stats.restarts == 1 and twin.stats.overflows == overflows_before + 1
+    assert daq.stats.overflows == daq.stats.restarts == 1 and daq_twin.stats.overflows == overflows_before + 1
     assert [e.kind for e in events] == ["overflow"] and events[0].samples_lost == daq.stats.samples_lost
     gaps = [b.gap_before for b in blocks if b.gap_before]
     assert len(gaps) == 1 and 0.8 * stall_s * RATE_HZ < gaps[0] < (stall_s + 0.1) * RATE_HZ
@@ -157,8 +146,8 @@ def test_an_error_from_nidaqmx_names_the_device_and_channel(make_daq):
         daq.start()
 
 
-def test_the_twin_going_away_is_a_device_error_not_a_hang(plant, make_daq):
-    own_twin = DaqTwin(plant).start()
+def test_the_twin_going_away_is_a_device_error_not_a_hang(daq_plant, make_daq):
+    own_twin = DaqTwin(daq_plant).start()
     daq = make_daq(on=own_twin, rate_hz=RATE_HZ)
     daq.start()
     take(daq, 2)
@@ -179,22 +168,22 @@ def sea_calibrations(plant: Plant) -> list[SeaCalibration]:
 
 
 @pytest.mark.parametrize("reference_channel", ["ai6", None])
-def test_sea_forces_equal_the_plants_tendon_forces(plant, make_daq, reference_channel):
+def test_sea_forces_equal_the_plants_tendon_forces(daq_plant, make_daq, reference_channel):
     daq = make_daq(rate_hz=RATE_HZ, reference_channel=reference_channel)
     daq.start()
-    seas = SeaForces(sea_calibrations(plant))
+    seas = SeaForces(sea_calibrations(daq_plant))
     forces = np.concatenate([seas.forces(b) for b in take(daq, 6)])
-    expected = plant.state()[12:18]
+    expected = daq_plant.state()[12:18]
     assert forces.shape == (300, 6)
     assert forces.mean(axis=0) == pytest.approx(expected, rel=0.01, abs=0.005)
     # Per sample: 0.5 mV pot noise x ~7 N/V, and the 6210's 0.3 mV steps.
     assert np.abs(forces - expected).max() < 0.03
 
 
-def test_the_reference_corrects_a_sagging_supply(plant):
-    seas = SeaForces(sea_calibrations(plant))
-    expected = plant.state()[12:18]
-    volts_at_5V = plant.analog_block(1)[:, [0, 1, 2, 3, 4, 5, 6]]
+def test_the_reference_corrects_a_sagging_supply(daq_plant):
+    seas = SeaForces(sea_calibrations(daq_plant))
+    expected = daq_plant.state()[12:18]
+    volts_at_5V = daq_plant.analog_block(1)[:, [0, 1, 2, 3, 4, 5, 6]]
     sagged = volts_at_5V * 4.8 / 5.0      # a ratiometric pot scales with its supply
     names = ("pot0", "pot1", "pot2", "pot3", "pot4", "pot5", "pot_ref")
     assert seas.forces(AnalogBlock(0.0, 0, RATE_HZ, sagged, names))[0] == pytest.approx(expected, abs=0.02)

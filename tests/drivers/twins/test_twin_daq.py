@@ -20,31 +20,18 @@ from nidaqmx.errors import DaqError, DaqReadError, RpcError
 from nidaqmx.stream_readers import AnalogMultiChannelReader
 from session_pb2 import Session
 from uartlab.drivers.twins import daq_task
-from uartlab.drivers.twins.daq_grpc import DaqTwin
-from uartlab.drivers.twins.plant import Plant, PlantConfig
 
 RSE, NRSE, DIFF = TerminalConfiguration.RSE, TerminalConfiguration.NRSE, TerminalConfiguration.DIFF
 CONT, FINITE = AcquisitionType.CONTINUOUS, AcquisitionType.FINITE
 
 
-@pytest.fixture(scope="module")
-def plant() -> Plant:
-    return Plant(PlantConfig())
-
-
-@pytest.fixture(scope="module")
-def twin(plant):
-    with DaqTwin(plant) as twin:
-        yield twin
-
-
 @pytest.fixture
-def new_task(twin):
+def new_task(daq_twin):
     """Tasks on their own generated sessions, closed after the test."""
     tasks = []
 
     def make(name: str = "") -> nidaqmx.Task:
-        tasks.append(nidaqmx.Task(name, grpc_options=twin.grpc_options(name)))
+        tasks.append(nidaqmx.Task(name, grpc_options=daq_twin.grpc_options(name)))
         return tasks[-1]
 
     yield make
@@ -63,14 +50,14 @@ def daq_code(excinfo) -> int:
 
 
 # ------------------------------------------------------------ acquisition through the unmodified client
-def test_continuous_acquisition_of_12_channels_has_the_rate_and_the_plant_values(twin, plant, new_task):
+def test_continuous_acquisition_of_12_channels_has_the_rate_and_the_plant_values(daq_twin, daq_plant, new_task):
     task = new_task("uartlab")  # the default session name; the client wants the task named the same
     twelve_channels(task)
     task.timing.cfg_samp_clk_timing(1000.0, sample_mode=CONT, samps_per_chan=1000)
     assert task.number_of_channels == 12 and task.channel_names[6] == "Dev1/ai8"
     reader = AnalogMultiChannelReader(task.in_stream)
     block, blocks = np.zeros((12, 100)), []
-    produced_before = twin.stats.samples_produced
+    produced_before = daq_twin.stats.samples_produced
     task.start()
     t0 = time.monotonic()
     while time.monotonic() - t0 < 2.0:
@@ -80,15 +67,15 @@ def test_continuous_acquisition_of_12_channels_has_the_rate_and_the_plant_values
     task.stop()
     n_read = 100 * len(blocks)
     assert n_read == pytest.approx(1000.0 * elapsed_s, rel=0.03, abs=100)  # at most one block still in flight
-    assert twin.stats.samples_produced - produced_before >= n_read
+    assert daq_twin.stats.samples_produced - produced_before >= n_read
     data = np.concatenate(blocks, axis=1)
-    seas = plant.config.seas
-    pots_clean_V = np.array([s.pot_zero_V + s.pot_volts_per_rad * d for s, d in zip(seas, plant.spring_deflection_rad(),
-                                                                                       strict=True)])
+    seas = daq_plant.config.seas
+    deflection_rad = daq_plant.spring_deflection_rad()
+    pots_clean_V = np.array([s.pot_zero_V + s.pot_volts_per_rad * d for s, d in zip(seas, deflection_rad, strict=True)])
     assert data[:6].mean(axis=1) == pytest.approx(pots_clean_V, abs=1e-4)  # 2000 samples: noise mean ~11 uV
-    gauges_V = plant.analog_block(5000)[:, 8:14].mean(axis=0)
+    gauges_V = daq_plant.analog_block(5000)[:, 8:14].mean(axis=0)
     assert data[6:].mean(axis=1) == pytest.approx(gauges_V, abs=1e-4)
-    assert np.all(data[:6].std(axis=1) > 0.2 * plant.config.pot_noise_V)  # fresh noise on every sample
+    assert np.all(data[:6].std(axis=1) > 0.2 * daq_plant.config.pot_noise_V)  # fresh noise on every sample
 
 
 def test_finite_acquisition_returns_exactly_n_samples(new_task):
@@ -116,20 +103,20 @@ def test_task_read_on_demand_and_subset_of_channels(new_task):
 
 
 # ------------------------------------------------------------ NI's errors
-def test_a_stalled_reader_gets_200279_until_the_task_restarts(twin, new_task):
+def test_a_stalled_reader_gets_200279_until_the_task_restarts(daq_twin, new_task):
     task = new_task()
     twelve_channels(task)
     task.timing.cfg_samp_clk_timing(5000.0, sample_mode=CONT)
     task.in_stream.input_buf_size = 1000  # 0.2 s of samples
     reader, block = AnalogMultiChannelReader(task.in_stream), np.zeros((12, 100))
-    overflows_before = twin.stats.overflows
+    overflows_before = daq_twin.stats.overflows
     task.start()
     time.sleep(0.35)
     for _ in range(2):  # latched: the task stays in error
         with pytest.raises(DaqReadError) as excinfo:
             reader.read_many_sample(block, 100, timeout=1.0)
         assert daq_code(excinfo) == -200279 and excinfo.value.samps_per_chan_read == 0
-    assert twin.stats.overflows == overflows_before + 1
+    assert daq_twin.stats.overflows == overflows_before + 1
     task.stop()
     task.start()
     assert reader.read_many_sample(block, 100, timeout=1.0) == 100
@@ -182,14 +169,14 @@ def test_ranges_are_the_6210s(new_task):
     assert 0.5 < pot_V < 3.0
 
 
-def test_diff_pairs_ai_n_with_ai_n_plus_8_so_ai8_cannot_be_diff(plant, new_task):
+def test_diff_pairs_ai_n_with_ai_n_plus_8_so_ai8_cannot_be_diff(daq_plant, new_task):
     task = new_task()
     with pytest.raises(DaqError) as excinfo:
         task.ai_channels.add_ai_voltage_chan("Dev1/ai8", terminal_config=DIFF)
     assert daq_code(excinfo) == -200077 and "DAQmx_AI_TermCfg" in str(excinfo.value)
     channel = task.ai_channels.add_ai_voltage_chan("Dev1/ai0", terminal_config=DIFF)
     assert channel.ai_term_cfg == DIFF
-    expected_V = plant.analog_block(2000).mean(axis=0)
+    expected_V = daq_plant.analog_block(2000).mean(axis=0)
     assert np.mean(task.read(500)) == pytest.approx(expected_V[0] - expected_V[8], abs=2e-4)
 
 
@@ -233,8 +220,8 @@ def test_every_n_samples_events_fire_at_the_right_cadence(new_task):
 
 
 # ------------------------------------------------------------ robustness and sessions
-def test_bad_input_never_crashes_the_server(twin, new_task):
-    stub = pb_grpc.NiDAQmxStub(grpc.insecure_channel(twin.address))
+def test_bad_input_never_crashes_the_server(daq_twin, new_task):
+    stub = pb_grpc.NiDAQmxStub(grpc.insecure_channel(daq_twin.address))
 
     def ni_error(call) -> tuple[grpc.StatusCode, int | None]:
         with pytest.raises(grpc.RpcError) as excinfo:
@@ -263,23 +250,23 @@ def test_bad_input_never_crashes_the_server(twin, new_task):
     assert isinstance(task.read(), float)
 
 
-def test_sessions_device_and_stats(twin):
-    created = twin.stats.tasks_created
-    with nidaqmx.Task("shared", grpc_options=twin.grpc_options("shared")) as first:
+def test_sessions_device_and_stats(daq_twin):
+    created = daq_twin.stats.tasks_created
+    with nidaqmx.Task("shared", grpc_options=daq_twin.grpc_options("shared")) as first:
         first.ai_channels.add_ai_voltage_chan("Dev1/ai0")
-        second = nidaqmx.Task("shared", grpc_options=twin.grpc_options("shared"))  # AUTO attaches
+        second = nidaqmx.Task("shared", grpc_options=daq_twin.grpc_options("shared"))  # AUTO attaches
         assert second.channel_names == ["Dev1/ai0"]
-        assert twin.stats.tasks_created == created + 1
-    system = nidaqmx.system.System(grpc_options=twin.grpc_options(""))
+        assert daq_twin.stats.tasks_created == created + 1
+    system = nidaqmx.system.System(grpc_options=daq_twin.grpc_options(""))
     assert system.devices.device_names == ["Dev1"]
-    device = nidaqmx.system.Device("Dev1", grpc_options=twin.grpc_options(""))
+    device = nidaqmx.system.Device("Dev1", grpc_options=daq_twin.grpc_options(""))
     assert device.product_type == "USB-6210" and len(device.ai_physical_chans) == 16
     assert sorted(set(np.abs(device.ai_voltage_rngs))) == [0.2, 1.0, 5.0, 10.0]
 
 
 # ------------------------------------------------------------ the model without gRPC
-def test_time_scale_runs_the_sample_clock_faster(plant):
-    task = daq_task.DaqTask("fast", "Dev1", plant, time_scale=4.0)
+def test_time_scale_runs_the_sample_clock_faster(daq_plant):
+    task = daq_task.DaqTask("fast", "Dev1", daq_plant, time_scale=4.0)
     task.add_voltage_channels("Dev1/ai0:1", "", daq_task.RSE, -10.0, 10.0)
     task.configure_clock(1000.0, daq_task.CONTINUOUS, 1000)
     task.start()
