@@ -146,9 +146,14 @@ class OptiTrackMocap:
         self._cached = (rx, sample)
         return sample
 
+    def frames(self, timeout_s: float | None = 1.0) -> Iterator[ReceivedFrame]:
+        """Every queued frame as received (``to_sample`` makes it a sample; the raw frame also has the camera
+        mid-exposure ticks); ends when none comes in timeout_s."""
+        return self.client.frames(timeout_s)
+
     def samples(self, timeout_s: float | None = 1.0) -> Iterator[MocapSample]:
         """Every queued frame in order (for recorders and IK over a trajectory); ends when none comes in timeout_s."""
-        for rx in self.client.frames(timeout_s):
+        for rx in self.frames(timeout_s):
             yield self.to_sample(rx)
 
     def to_sample(self, rx: ReceivedFrame) -> MocapSample:

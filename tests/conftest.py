@@ -168,3 +168,78 @@ def mounted_tmpfs(folder, size_mb: int):
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+class ScriptedRig:
+    """A ``RigLike`` (app/run/rig_like.py) whose measurements the test publishes: the real hub and stream
+    specs, null actuators (every command counted, nothing moves), the given rig.toml. Nothing streams on
+    its own: ``publish`` puts one sample of each device stream into the hub at the host time now."""
+
+    def __init__(self, config=None, *, has_nano17: bool = False, has_joint_angles: bool = True,
+                 time_scale: float = 1.0):
+        from uartlab.app.rig.config import default_rig_config
+        from uartlab.app.run.replayed_rig import NullActuators
+        from uartlab.hub import Hub
+        from uartlab.schema import actuators_spec, daq_spec, joints_spec, mocap_spec, runner_spec
+
+        self.config = config if config is not None else default_rig_config()
+        self.hub = Hub()
+        for spec in (actuators_spec(100.0), daq_spec(1000.0), mocap_spec(["tip"], 100.0), joints_spec(100.0),
+                     runner_spec()):
+            self.hub.register(spec)
+        self.engine = None
+        self.actuators = NullActuators()
+        self.time_scale = time_scale
+        self.has_nano17, self.has_sea_forces, self.has_joint_angles = has_nano17, True, has_joint_angles
+        self.marker_names: tuple[str, ...] = ("tip",)
+        self.places_finger_itself, self.twin_plant = True, None
+        self.placed: list[tuple[str, float | None]] = []
+
+    def publish(self, tendon_force_N=(1.0,) * 6, excursion_m=(0.0,) * 6, angles_rad=(0.0, 0.5, 0.5, 0.3)) -> None:
+        from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP
+        from uartlab.streams import Record
+
+        now = time.monotonic()
+        self.hub.publish(Record.single(ACTUATORS.stream, now, excursion_m=np.asarray(excursion_m, float),
+                                       hardware_error=np.zeros(6, np.int64), moving=np.zeros(6, bool)))
+        self.hub.publish(Record.single(DAQ.stream, now, tendon_force_N=np.asarray(tendon_force_N, float),
+                                       wrench=np.zeros(6), gauge_V=np.zeros(6)))
+        self.hub.publish(Record.single(MOCAP.stream, now, markers_m=np.zeros((1, 3))))
+        self.hub.publish(Record.single(JOINTS_IK.stream, now, angles_rad=np.asarray(angles_rad, float),
+                                       well_posed=True))
+
+    def nano17_saturated(self, gauge_V):
+        return np.zeros(np.shape(gauge_V), dtype=bool)
+
+    def stream_age_limits_s(self) -> dict[str, float]:
+        ages = dict(self.config.interlocks.max_stream_age_s)
+        if not self.has_joint_angles:
+            ages.pop("joints", None)
+        return ages
+
+    def health(self) -> dict:
+        return {}
+
+    def clock_sync(self) -> dict:
+        return {}
+
+    def calibration_status(self) -> tuple[list[str], list[str]]:
+        return [], []
+
+    def model_params(self, base=None):
+        return (base or FingerParams.uart()), []
+
+    def tare_nano17(self, wait_s: float = 0.0) -> bool:
+        return True
+
+    def place_finger(self, pose: str, surface_angle_deg: float | None) -> bool:
+        self.placed.append((pose, surface_angle_deg))
+        return True
+
+    def motion(self, name: str, **limits):
+        from uartlab.app.run.procedure import ProcedureRun
+
+        return ProcedureRun(self, name, **limits).start()
+
+    def stop(self) -> None:
+        pass

@@ -3,6 +3,7 @@
     uartlab run free_motion                       # the twin rig unless --rig says otherwise
     uartlab run my_suite.toml --rig rig.toml --out recordings --operator kim
     uartlab run free_motion --dry-run             # the model only (protocols/dry_run.py)
+    uartlab run free_motion --replay s.h5 --max-tendon-force 8   # limits on a recorded run (run/replay_dry_run.py)
     uartlab demo                                  # the twin at 4x, one repeat of each free-motion trial
 
 Ctrl-C is the E-stop: torque off at once, the trip recorded, the file closed cleanly; a second Ctrl-C
@@ -40,11 +41,19 @@ def add_parser(sub) -> None:
     run.add_argument("suite", help="built-in suite (free_motion, surface_contact) or a suite .toml file")
     _common(run)
     run.add_argument("--dry-run", action="store_true", help="simulate every trial on the model and check the limits")
+    replay = run.add_argument_group("replay", "--replay FILE: the suite's interlocks on a recorded run, nothing moves "
+                                              "and nothing is written (--rig: whose ceilings and stream ages; "
+                                              "default the rig.toml the session embeds)")
+    replay.add_argument("--replay", type=Path, metavar="FILE", help="a session file recorded by `uartlab run`")
+    replay.add_argument("--max-tendon-force", type=positive_float, metavar="N", help="tendon force limit, N")
+    replay.add_argument("--max-fingertip-force", type=positive_float, metavar="N", help="fingertip force limit, N")
+    replay.add_argument("--max-excursion", type=positive_float, metavar="MM",
+                        help="excursion limit of every tendon, mm")
     run.set_defaults(run=main)
     demo = sub.add_parser("demo", help="no hardware needed: the twin rig runs one repeat of each free-motion "
                                        "trial, recorded, with the results")
     _common(demo)
-    demo.set_defaults(run=demo_main, suite="free_motion", dry_run=False)
+    demo.set_defaults(run=demo_main, suite="free_motion", dry_run=False, replay=None)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -77,6 +86,10 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.protocols.runner import Phase
     from uartlab.protocols.suite import resolve_suite
 
+    if getattr(args, "replay", None) is not None:
+        return _replay(args)
+    if _replay_options(args):
+        raise ValueError(f"{_replay_options(args)[0]}: only with --replay FILE")
     if not args.dry_run:
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     from uartlab.app.cli.paths import writable_folder
@@ -121,6 +134,32 @@ def main(args: argparse.Namespace) -> int:
     if estop.is_set():
         return 130
     return 1 if status.phase in (Phase.FAULT, Phase.ABORTED) else 0
+
+
+def _replay_options(args: argparse.Namespace) -> list[str]:
+    return [f"--{name.replace('_', '-')}" for name in ("max_tendon_force", "max_fingertip_force", "max_excursion")
+            if getattr(args, name, None) is not None]
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """`run SUITE --replay FILE` (app/run/replay_dry_run.py): the options that would move or write refused."""
+    from uartlab.app.record.player import SessionFile
+    from uartlab.app.rig.config import load_rig_config
+    from uartlab.app.run import replay_dry_run
+    from uartlab.app.run.replayed_rig import recorded_rig_config
+    from uartlab.protocols.suite import resolve_suite
+
+    given = [o for o, v in (("--dry-run", args.dry_run), ("--out", args.out), ("--speed", args.speed),
+                            ("--repeats", args.repeats), ("--params", args.params)) if v]
+    if given:
+        raise ValueError(f"{given[0]}: not with --replay (a replay moves nothing and writes nothing)")
+    if args.rig:
+        config = load_rig_config(args.rig)
+    else:
+        with SessionFile(args.replay) as file:
+            config = recorded_rig_config(file)
+    suite = select(resolve_suite(args.suite, config.ceilings), args.trials, None)
+    return replay_dry_run.main(args, suite, config)
 
 
 def _say_warnings(run, said: int = 0) -> int:

@@ -13,6 +13,7 @@ import math
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from uartlab.app.record.logs import event_level
 from uartlab.app.run.run import estop_rig
@@ -20,11 +21,14 @@ from uartlab.errors import ConfigError
 from uartlab.protocols.runner import RUN_OVER, Phase
 from uartlab.streams import Event, EventKind
 
+if TYPE_CHECKING:
+    from uartlab.app.run.rig_like import RigLike
+
 
 class Operations:
     def __init__(self, window):
         self.w = window
-        self.rig = None
+        self.rig: RigLike | None = None
         self.backends: dict[str, str] = {}
         self.session = None                  # RecordingSession
         self.session_started_s = 0.0

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 from uartlab.app.procedures.probe import RigProbe
+from uartlab.app.run.rig_like import RigLike
 from uartlab.calibration import mocap, moment_arms, nano17, sea, servo_zero
 from uartlab.drivers.sea import SeaGeometry
 from uartlab.errors import CalibrationError
@@ -41,7 +42,7 @@ IN_SITU_MAX_N = 6.0  # in situ the finger is the anchor: it flexes to its stops 
 MAX_JIG_MOTION_M = 0.002  # est.: 10x Motive's marker noise; more and the finger is not held by the jig
 
 
-def _where(rig) -> str:
+def _where(rig: RigLike) -> str:
     return "twin rig" if rig.twin_plant is not None else f"rig {getattr(rig.config, 'source', '')}".strip()
 
 
@@ -68,7 +69,7 @@ def collect_sea_hanging_weights(probe: RigProbe, tendon: str, masses_kg: np.ndar
     return sea.SeaData(TENDONS[i], np.array(volts), masses * G_M_PER_S2, np.arange(masses.size) <= peak)
 
 
-def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None = None, degree: int | str = 1,
+def run_sea(rig: RigLike, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None = None, degree: int | str = 1,
             reference: Callable[[str], Callable[[], float]] | None = None, ask: Callable[[str], str] | None = None,
             say=None, on_progress=None) -> Result:
     """SEA per tendon at the rig, loading then unloading. With ``ask`` (a prompt that returns when the
@@ -118,11 +119,11 @@ def run_sea(rig, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarray | None 
 
 
 # ------------------------------------------------------------------ Nano17
-def run_nano17(rig, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 0), samples: int = 500,
+def run_nano17(rig: RigLike, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 0), samples: int = 500,
                say=None) -> Result:
     """Tare from ``samples`` gauge readings through the DAQ with nothing touching the sensor. The .cal file
     is ``cal_file``, else the rig's (rig.toml [nano17]), else the twin's."""
-    if getattr(rig, "nano17", None) is None:
+    if not rig.has_nano17:
         raise CalibrationError("nano17", "this rig has no Nano17 gauges wired (rig.toml [daq] gauges)")
     if cal_file is None and rig.config.nano17.calibration_file is not None:
         cal_file = str(rig.config.nano17.calibration_file)
@@ -146,7 +147,7 @@ def run_nano17(rig, cal_file: str | None = None, tool_transform=(0, 0, 0, 0, 0, 
 
 
 # ------------------------------------------------------------------ servo zero
-def run_servo_zero(rig, tendons: tuple[str, ...] = TENDONS, pretension_N: float = 0.3, slack_m: float = 0.050,
+def run_servo_zero(rig: RigLike, tendons: tuple[str, ...] = TENDONS, pretension_N: float = 0.3, slack_m: float = 0.050,
                    step_m: float = 0.0002, dwell_s: float = 0.05, stop_N: float = 1.5 * servo_zero.FIT_LIMIT_N,
                    say=None, on_progress=None) -> Result:
     """All tendons let out ``slack_m``; each in turn reeled in through its servo (1 mm steps until it carries
@@ -218,7 +219,7 @@ def _reel_in(probe: RigProbe, i: int, slack: np.ndarray, slack_m: float, step_m:
 
 
 # ------------------------------------------------------------------ mocap
-def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None, duration_s: float = 3.0,
+def run_mocap(rig: RigLike, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None, duration_s: float = 3.0,
               params: FingerParams | None = None, say=None) -> Result:
     """Frames of the labelled markers from the NatNet stream with the finger in the jig (``jig_deg``, the
     pose's nominal angles by default). A twin rig places its finger in ``pose`` itself; at a real rig a
@@ -230,7 +231,7 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
     from uartlab.sim.ik import default_markers
 
     by_name = {m.name: m for m in default_markers(finger)}
-    names = list(rig.mocap.marker_names)
+    names = list(rig.marker_names)
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise CalibrationError("mocap", f"Motive streams marker(s) the finger's marker set does not have: "
@@ -238,7 +239,7 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
     nominal = tuple(by_name[n] for n in names)
     streams = (ACTUATORS.stream, DAQ.stream, MOCAP.stream)
     with RigProbe(rig, say) as probe, probe.procedure("mocap", moves=False, streams=streams):
-        if getattr(rig, "places_finger_itself", False):
+        if rig.places_finger_itself:
             rig.place_finger(pose, None)
             probe.wait(1.0)
         frames = probe.fresh(MOCAP.stream, (MOCAP.markers_m,), duration_s)[MOCAP.markers_m]
@@ -261,14 +262,14 @@ def run_mocap(rig, pose: str = "Flex", jig_deg: tuple[float, ...] | None = None,
 
 
 # ------------------------------------------------------------------ moment arms
-def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: float = 0.015, ramp_s: float = 4.0,
+def run_moment_arms(rig: RigLike, order: tuple[str, ...] = TENDONS * 2, amplitude_m: float = 0.015, ramp_s: float = 4.0,
                     spring_stiffness_N_per_m: np.ndarray | None = None, start_pose: str | None = "Flex",
                     say=None, on_progress=None) -> Result:
     """ACT sweeps: each tendon in ``order`` reeled in by ``amplitude_m`` over ``ramp_s`` (raised cosine) and
     let out again through its servo, the others holding; joint angles from the rig's joints stream (mocap
     IK), excursion from the servos, force from the SEAs; path = excursion - F/k, with k the SEA springs'
     rated stiffness (``spring_stiffness_N_per_m``, default the model's nominal)."""
-    if getattr(rig, "joints", None) is None:
+    if not rig.has_joint_angles:
         raise CalibrationError("moment-arms", "the rig has no joint angles: calibrate the mocap first")
     nominal = FingerParams.uart()
     k = np.asarray(nominal.input_stiffness_N_per_m if spring_stiffness_N_per_m is None
@@ -276,7 +277,7 @@ def run_moment_arms(rig, order: tuple[str, ...] = TENDONS * 2, amplitude_m: floa
     if k.shape != (6,) or not np.all(k > 0):
         raise CalibrationError("moment-arms", f"spring stiffness needs six positive values (N/m), got {k.tolist()}")
     with RigProbe(rig, say) as probe:
-        if start_pose and getattr(rig, "places_finger_itself", False):
+        if start_pose and rig.places_finger_itself:
             rig.place_finger(start_pose, None)
         with probe.procedure("moment-arms", streams=(ACTUATORS.stream, DAQ.stream, MOCAP.stream, JOINTS_IK.stream)):
             probe.wait(1.0)

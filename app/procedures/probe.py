@@ -17,9 +17,9 @@ procedure on the tick it happens; any exception or Ctrl-C inside ``procedure`` l
 where they are (the engine's safe action) and the reason is said before the exception goes on, so the
 caller writes nothing.
 
-It uses the rig by its attributes only (``hub``, ``actuators``, ``time_scale``, ``motion``: what
-app/rig/rig.py's ``Rig`` has), so the procedures in app/procedures/ run on any started rig. Streams and
-fields are named through uartlab.schema (``DAQ.tendon_force_N``).
+Typed over ``RigLike`` (app/run/rig_like.py: ``hub``, ``actuators``, ``time_scale``, ``motion``,
+``has_sea_forces``), which the live rig satisfies. Streams and fields are named through uartlab.schema
+(``DAQ.tendon_force_N``), which every layer may import.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
+from uartlab.app.run.rig_like import RigLike
 from uartlab.drivers.interfaces import ActuatorSample
 from uartlab.drivers.sea import NOMINAL_REFERENCE_V
 from uartlab.errors import CalibrationError
@@ -63,7 +64,7 @@ class Tape:
 
 
 class RigProbe:
-    def __init__(self, rig, say: Callable[[str], None] | None = None, max_travel_m: float = MAX_TRAVEL_M):
+    def __init__(self, rig: RigLike, say: Callable[[str], None] | None = None, max_travel_m: float = MAX_TRAVEL_M):
         self.rig, self.say = rig, say or log.warning
         self.time_scale = float(rig.time_scale)
         self.max_travel_m = max_travel_m
@@ -100,7 +101,7 @@ class RigProbe:
         try:
             self._run = self.rig.motion(name, max_travel_m=self.max_travel_m if moves else HOLD_TRAVEL_M,
                                         max_tendon_force_N=max_tendon_force_N, streams=streams,
-                                        forces_required=getattr(self.rig, "sea_forces", None) is not None)
+                                        forces_required=self.rig.has_sea_forces)
             self.start_m = self._run.start_m.copy()
             self.goal_m = self.start_m.copy()
             yield self

@@ -16,6 +16,21 @@ from uartlab.sim import FingerParams
 def recorded_params(sessions: Sequence[str]) -> tuple[str, str, FingerParams]:
     """(label, source, params) of the model calibrations the sessions were recorded with. Sessions recorded
     under different ones are not one parameter set: a ValueError asking for the parameters instead."""
+    records = _model_records(sessions)
+    if not records:
+        return "defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()
+    params, said = params_with(None, records)
+    return "calibrated", "the shipped defaults with " + "; ".join(said), params
+
+
+def recorded_model_params(sessions: list[str], base: FingerParams | None = None) -> tuple[FingerParams, list[str]]:
+    """``base`` (default the UART set) with the model calibrations the sessions were recorded with; their
+    sources (what ``RigLike.model_params`` says of a replayed session)."""
+    return params_with(base, _model_records(sessions))
+
+
+def _model_records(sessions: list[str]) -> dict:
+    """kind -> the model calibration record the sessions embed (ValueError if they embed different ones)."""
     used: dict[str, tuple[str, str]] = {}      # kind -> (text, first session that had it)
     records = {}
     for path in sessions:
@@ -32,7 +47,4 @@ def recorded_params(sessions: Sequence[str]) -> tuple[str, str, FingerParams]:
                 raise ValueError(f"{path} was recorded with another {record.kind} calibration than {first[1]}; "
                                  "use them separately, or give the parameters (--params)")
             records.setdefault(record.kind, record)
-    if not records:
-        return "defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()
-    params, said = params_with(None, records)
-    return "calibrated", "the shipped defaults with " + "; ".join(said), params
+    return records

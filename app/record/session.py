@@ -19,6 +19,7 @@ from pathlib import Path
 
 from uartlab.app.record.logs import log_event, log_file
 from uartlab.app.record.writer import SessionRecorder
+from uartlab.app.run.rig_like import RigLike
 from uartlab.errors import RecordingError
 from uartlab.streams import Event, EventKind, Record
 
@@ -35,7 +36,7 @@ def session_path(folder: Path, label: str | None = None, now: datetime | None = 
     return Path(folder) / (f"{stamp}_{safe}.h5" if safe else f"{stamp}.h5")
 
 
-def rig_texts(rig) -> tuple[str, dict[str, str]]:
+def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
     """The rig config text and the calibration files it uses, to embed verbatim in the session file."""
     cfg = rig.config
     source = Path(cfg.source) if cfg.source and not cfg.source.startswith("<") else None
@@ -64,7 +65,7 @@ class RecordingSession:
     ``close()`` closes the file as far as the disk allows and raises that RecordingError.
     """
 
-    def __init__(self, rig, path: str | Path, operator: str = "", notes: str = "",
+    def __init__(self, rig: RigLike, path: str | Path, operator: str = "", notes: str = "",
                  flush_interval_s: float | None = None, protocol=None, log: bool = False,
                  expected_s: float | None = None):
         """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.

@@ -8,6 +8,9 @@
 Each device is built by its backend's factory from the tables in app/rig/backends.py and held by its
 family's interface (drivers/interfaces.py: Actuators, AnalogInput, Mocap).
 
+What the engine, the recording session, the procedures and the GUI may use of it is ``RigLike``
+(app/run/rig_like.py); the drivers themselves (``rig.nano17``, ``rig.mocap`` ...) are the rig's own.
+
 Streams ("actuators", "daq", "mocap") are declared once in uartlab.schema (``*_spec``) with units. Every sample
 carries the host monotonic time and the device's own clock (Realtime Tick, DAQ sample index, Motive
 timestamp). A device thread that dies publishes a "fault" Event naming the device and the exception and
@@ -28,7 +31,6 @@ import math
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 from uartlab.app.rig import backends
@@ -38,6 +40,7 @@ from uartlab.app.rig.config import ConfigError, RigConfig
 from uartlab.app.rig.joint_stream import DEFAULT_MAX_RATE_HZ as DEFAULT_IK_RATE_HZ
 from uartlab.app.rig.joint_stream import JointStream
 from uartlab.app.rig.locked_actuators import LockedActuators
+from uartlab.app.run.rig_like import DeviceHealth  # noqa: F401 - re-exported for the rig's users
 from uartlab.drivers.interfaces import Actuators, ActuatorSample, AnalogInput, Mocap
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.mx64_link import ServoError
@@ -60,17 +63,6 @@ log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------ device streams
-@dataclass
-class DeviceHealth:
-    device: str
-    state: str                  # "starting", "streaming", "failed", "stopped"
-    rate_hz: float              # samples per second over the last second
-    samples: int
-    errors: int
-    last_error: str
-    last_sample_age_s: float    # inf before the first sample
-
-
 class _Stream:
     """A device thread's bookkeeping: state, counts, recent arrival times (for the rate), its clock sync."""
 
@@ -115,6 +107,8 @@ class _Stream:
 
 # ------------------------------------------------------------------ the rig
 class Rig:
+    """The live rig; satisfies ``RigLike`` (app/run/rig_like.py), which is all its users may use of it."""
+
     def __init__(self, config: RigConfig, hub: Hub | None = None):
         self.config, self.hub = config, hub or Hub()
         self._twin = None
@@ -203,6 +197,35 @@ class Rig:
             raise ConfigError(f"{self.config.source}: twin.speed = {speed:g} needs every device on the twin "
                               "(real hardware runs at 1x)")
         return speed if all_twin else 1.0
+
+    @property
+    def has_nano17(self) -> bool:
+        return self.nano17 is not None
+
+    @property
+    def has_sea_forces(self) -> bool:
+        return self.sea_forces is not None
+
+    @property
+    def has_joint_angles(self) -> bool:
+        return self.joints is not None
+
+    @property
+    def marker_names(self) -> tuple[str, ...]:
+        return () if self.mocap is None else tuple(self.mocap.marker_names)
+
+    def nano17_saturated(self, gauge_V: np.ndarray) -> np.ndarray:
+        """Gauge readings at an output rail, by the Nano17's ATI calibration (all False without a Nano17)."""
+        gauge_V = np.asarray(gauge_V, dtype=float)
+        return np.zeros(gauge_V.shape, dtype=bool) if self.nano17 is None else self.nano17.cal.saturated(gauge_V)
+
+    def stream_age_limits_s(self) -> dict[str, float]:
+        """rig.toml [interlocks] stream ages, for the streams this rig has (no joints without a mocap
+        calibration)."""
+        ages = dict(self.config.interlocks.max_stream_age_s)
+        if self.joints is None:
+            ages.pop("joints", None)
+        return ages
 
     @property
     def twin_plant(self):

@@ -13,6 +13,9 @@ publish one `runner` record (command, measurements, phase) so the file holds wha
 The interlocks are the runner's, evaluated on every tick. The loop never blocks on anything but the bus:
 devices, IK, recording and the live model all run on their own threads behind bounded queues.
 
+The rig is a ``RigLike`` (app/run/rig_like.py): the live rig, a replayed session with null actuators
+(``uartlab run SUITE --replay FILE``) or a test's scripted rig; the loop uses nothing else of it.
+
 Nothing else sends goals to the servos (tests/app/procedures/test_procedure_safety.py checks the source);
 the only other path to them is torque off, on the E-stop and on a failure the driver itself detects.
 
@@ -33,6 +36,7 @@ import time
 from collections import deque
 
 import numpy as np
+from uartlab.app.run.rig_like import RigLike
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
@@ -60,13 +64,12 @@ class Engine:
     """The control loop over ``runner`` on ``rig``; ``streams``: the stale-stream interlocks it watches
     (default: every stream rig.toml [interlocks] names that this rig has)."""
 
-    def __init__(self, rig, runner, *, control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ,
+    def __init__(self, rig: RigLike, runner, *, control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ,
                  settle_window_s: float = 1.0, streams: tuple[str, ...] | None = None):
         self.rig, self.runner = rig, runner
         self.control_rate_hz = control_rate_hz
         self.time_scale = rig.time_scale
-        nano17 = rig.nano17
-        self.latest = Latest(settle_window_s, nano17 is not None, None if nano17 is None else nano17.cal.saturated)
+        self.latest = Latest(settle_window_s, rig.has_nano17, rig.nano17_saturated if rig.has_nano17 else None)
         self._lock = threading.RLock()
         self._ticked = threading.Condition(self._lock)
         self._sub = rig.hub.subscribe("engine", {*WATCHED_STREAMS, EVENTS}, maxsize=8192)
@@ -83,11 +86,9 @@ class Engine:
         self.estop_reason: str | None = None         # the first E-stop's reason, once pressed
 
     @staticmethod
-    def stream_ages(rig, streams: tuple[str, ...] | None = None) -> dict[str, float]:
+    def stream_ages(rig: RigLike, streams: tuple[str, ...] | None = None) -> dict[str, float]:
         """The stale-stream limits of rig.toml [interlocks] for the streams this rig has (or ``streams``)."""
-        ages = dict(rig.config.interlocks.max_stream_age_s)
-        if rig.joints is None:
-            ages.pop("joints", None)
+        ages = rig.stream_age_limits_s()
         return ages if streams is None else {s: ages[s] for s in streams if s in ages}
 
     @property
@@ -99,7 +100,7 @@ class Engine:
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
         while another engine moves this rig's servos: one loop commands them at a time."""
         with self._lock:
-            other = getattr(self.rig, "engine", None)
+            other = self.rig.engine
             if other is not None and other is not self:
                 raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
             self.rig.engine = self  # claimed from the pre-flight on, so an E-stop meanwhile latches here
@@ -116,7 +117,7 @@ class Engine:
                 self.runner.arm(self._protocol_now())
         except BaseException:
             with self._lock:
-                if getattr(self.rig, "engine", None) is self:
+                if self.rig.engine is self:
                     self.rig.engine = None
             raise
         self._thread.start()
@@ -184,7 +185,7 @@ class Engine:
         if self._thread.is_alive():
             self._thread.join(timeout=3)
         self._sub.close()
-        if getattr(self.rig, "engine", None) is self:
+        if self.rig.engine is self:
             self.rig.engine = None
 
     def describe(self) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.app.run.engine import PRE_TRIP_S, TERMINAL, Engine, PreflightError  # noqa: F401 - PreflightError: where runs raise it
+from uartlab.app.run.rig_like import RigLike
 from uartlab.app.run.state import (  # noqa: F401 - PHASES, WATCHED_STREAMS, runner_spec re-exported for the stream's users
     DEFAULT_CONTROL_RATE_HZ,
     PHASES,
@@ -48,7 +49,7 @@ class ExperimentStatus:
 
 
 class Experiment(Engine):
-    def __init__(self, rig, suite: Suite, session=None, *, safe_action: str = "hold",
+    def __init__(self, rig: RigLike, suite: Suite, session=None, *, safe_action: str = "hold",
                  control_rate_hz: float = DEFAULT_CONTROL_RATE_HZ, setup=None,
                  pretension: Pretension | None = None):
         self.suite, self.session = suite, session
@@ -72,12 +73,12 @@ class Experiment(Engine):
         """Every device streaming, calibrations loaded, mocap tracking every bone."""
         rig, latest = self.rig, self.latest
         problems = super()._preflight_problems()
-        if rig.joints is None:
+        if not rig.has_joint_angles:
             problems.append("no joint angles: the mocap has no marker calibration for this rig "
                             "(run `uartlab calibrate mocap`)")
         elif "joints" in latest.host_time_s and not latest.well_posed:
             problems.append("mocap does not track every bone (too few markers on a phalanx)")
-        if rig.sea_forces is None:
+        if not rig.has_sea_forces:
             problems.append("no SEA calibration loaded")
         missing, _ = rig.calibration_status()
         return problems + missing
@@ -96,7 +97,7 @@ class Experiment(Engine):
     def _tare(self) -> None:
         """Zero the Nano17 while nothing touches it: before a free-motion run, or before the twin places the
         finger on its surface. A person placing a real finger on a surface must tare before doing so."""
-        if self.rig.nano17 is None:
+        if not self.rig.has_nano17:
             return
         first = self.runner.plan[0][0] if self.runner.plan else None
         if first is not None and (first.surface_angle_deg is None or self.rig.places_finger_itself):

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 from uartlab.app.run.engine import Engine
+from uartlab.app.run.rig_like import RigLike
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.steps import (
@@ -43,7 +44,7 @@ STEP_SLACK_S = 5.0   # host seconds a step may take beyond its own length before
 
 
 class ProcedureRun(Engine):
-    def __init__(self, rig, name: str, *, max_travel_m: float, max_tendon_force_N: float | None = None,
+    def __init__(self, rig: RigLike, name: str, *, max_travel_m: float, max_tendon_force_N: float | None = None,
                  streams: tuple[str, ...] = ("actuators", "daq"), safe_action: str = "hold",
                  forces_required: bool = True, pay_out_only: bool = False):
         ceiling = rig.config.ceilings.limits   # rig.toml [limits]: a procedure may only tighten them
@@ -117,7 +118,7 @@ RELEASE_SLACK_M = 0.005       # paid out past where the tendon went slack: the f
 RELEASE_MAX_TRAVEL_M = 0.060  # the most a release pays out; a tendon still taut then is said, not chased
 
 
-def release_tendons(rig, say=None) -> str:
+def release_tendons(rig: RigLike, say=None) -> str:
     """Pay every taut tendon out, slowly, until it carries nothing, then ``RELEASE_SLACK_M`` more: what an
     operator does after a trip or an E-stop to take the load off the finger. Runs on the engine with every
     interlock but the force limit (it only lowers tensions; a reel-in is refused). Returns what it did."""
@@ -148,7 +149,7 @@ def release_tendons(rig, say=None) -> str:
     return text
 
 
-def return_to_start(rig, start_m: np.ndarray, say=None) -> str:
+def return_to_start(rig: RigLike, start_m: np.ndarray, say=None) -> str:
     """Bring the tendons back to ``start_m`` (where the last run began) at the engine's safe speed, under
     every interlock."""
     start_m = np.asarray(start_m, dtype=float)
@@ -169,7 +170,7 @@ def return_to_start(rig, start_m: np.ndarray, say=None) -> str:
     return text
 
 
-def jog(rig, tendon: str, delta_m: float, say=None) -> str:
+def jog(rig: RigLike, tendon: str, delta_m: float, say=None) -> str:
     """Move one tendon by ``delta_m`` (+ reels in) at the engine's safe speed, under every interlock (the rig's
     ceilings included): the operator's nudge, e.g. to take up slack by hand."""
     i = TENDONS.index(tendon)

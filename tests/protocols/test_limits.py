@@ -139,16 +139,13 @@ def test_the_interlocks_get_the_smaller_of_ceiling_and_suite():
 
 
 def test_an_experiment_arms_its_interlocks_with_the_rigs_ceilings(tmp_path):
-    from types import SimpleNamespace
-
+    from conftest import ScriptedRig
     from uartlab.app.run.experiment import Experiment
-    from uartlab.hub import Hub
 
     config = rig(tmp_path, with_limits(max_tendon_force_N=30.0, max_fingertip_force_N=5.0))
     suite = parse_suite(suite_text(force=35.0, pull=5.0))   # chosen before the rig was known
-    # Only what Experiment.__init__ reads of a rig: nothing starts, nothing moves.
-    fake = SimpleNamespace(time_scale=1.0, config=config, joints=None, nano17=None, hub=Hub())
-    exp = Experiment(fake, suite)
+    # Nothing starts, nothing moves: the experiment is only built on the rig.
+    exp = Experiment(ScriptedRig(config, has_joint_angles=False), suite)
     lim = exp.runner.interlocks.limits
     assert (lim.max_tendon_force_N, lim.max_fingertip_force_N) == (30.0, 5.0)
     assert lim.max_stream_age_s == {"actuators": 1.0, "daq": 1.0, "mocap": 1.0}

@@ -209,17 +209,10 @@ def test_clock_sync_updates_are_debug_and_faults_warnings(caplog):
 def test_a_gui_recording_keeps_its_log_until_closed_with_the_rig_events(tmp_path):
     """RecordingSession(log=True), as the GUI's recording dock and protocol runs create it: the run's events at
     their levels (clock-sync updates are debug: not in the file), no rig needed."""
+    from conftest import ScriptedRig
     from uartlab.app.record.session import RecordingSession
-    from uartlab.app.rig.config import default_rig_config
-    from uartlab.hub import Hub
 
-    class HubOnlyRig:
-        config, hub = default_rig_config(), Hub()
-
-        def clock_sync(self):
-            return {}
-
-    rig = HubOnlyRig()
+    rig = ScriptedRig()
     path = tmp_path / "session_gui.h5"
     session = RecordingSession(rig, path, operator="kim", log=True)
     rig.hub.event("trial", "runner", "start 'free/FDP' repeat 1/1")
