@@ -39,8 +39,7 @@ def session_path(folder: Path, label: str | None = None, now: datetime | None = 
 def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
     """The rig config text and the calibration files it uses, to embed verbatim in the session file."""
     cfg = rig.config
-    source = Path(cfg.source) if cfg.source and not cfg.source.startswith("<") else None
-    config_text = source.read_text(encoding="utf-8") if source and source.exists() else repr(cfg)
+    config_text = cfg.text or repr(cfg)   # the text it was read from (the shipped twin rig's too)
     cal = cfg.nano17.calibration_file
     if cal is not None:
         calibrations = {Path(cal).name: Path(cal).read_text(encoding="utf-8", errors="replace")}

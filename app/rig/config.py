@@ -131,6 +131,7 @@ class RigConfig:
     calibration_store: Path | None = None   # [calibration] store: the folder of `uartlab calibrate` results
     interlocks: InterlocksConfig = field(default_factory=InterlocksConfig)
     ceilings: Ceilings = field(default_factory=Ceilings)   # [limits]: suites and procedures only tighten them
+    text: str = field(default="", repr=False)   # the rig.toml text it was read from, embedded in session files
 
     @property
     def uses_twin(self) -> bool:
@@ -420,7 +421,7 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
     config = RigConfig(name, actuators, daq, _sea(root.table("sea"), daq), _nano17(root.table("nano17"), base, daq),
                        _mocap(root.table("mocap")), _twin(root.table("twin")), _recording(root.table("recording")),
                        _calibration(root.table("calibration"), base), _interlocks(root.table("interlocks")),
-                       _limits(root.table("limits")))
+                       _limits(root.table("limits")), text)
     root.done()
     return config
 

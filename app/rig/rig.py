@@ -31,6 +31,7 @@ import math
 import threading
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 from uartlab.app.rig import backends
@@ -58,6 +59,9 @@ from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig'
 )
 from uartlab.sim import FingerParams
 from uartlab.streams import EventKind, Record
+
+if TYPE_CHECKING:
+    from uartlab.app.run.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +116,7 @@ class Rig:
     def __init__(self, config: RigConfig, hub: Hub | None = None):
         self.config, self.hub = config, hub or Hub()
         self._twin = None
-        self.engine = None   # the one control loop moving the servos now (app/run/engine.py sets and clears it)
+        self.engine: Engine | None = None   # the one control loop moving the servos now (the engine sets it)
         self.actuators: Actuators | None = None     # a LockedActuators: several threads share the bus
         self.daq: AnalogInput | None = None
         self.mocap: Mocap | None = None

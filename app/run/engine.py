@@ -36,7 +36,7 @@ import time
 from collections import deque
 
 import numpy as np
-from uartlab.app.run.rig_like import RigLike
+from uartlab.app.run.rig_like import RigActuators, RigLike
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.hub import EVENTS
@@ -95,6 +95,13 @@ class Engine:
     def _streams(self) -> tuple[str, ...]:
         return tuple(self.runner.interlocks.limits.max_stream_age_s)
 
+    @property
+    def _actuators(self) -> RigActuators:
+        actuators = self.rig.actuators
+        if actuators is None:
+            raise DeviceError("rig", "not started: no servos to command")
+        return actuators
+
     # ------------------------------------------------------------ operator
     def start(self, preflight_timeout_s: float = 5.0):
         """Pre-flight, then torque on (holding where the servos are), arm, and start the control loop. Refused
@@ -111,7 +118,7 @@ class Engine:
             with self._lock:
                 if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
                     raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
-                self.rig.actuators.enable()
+                self._actuators.enable()
                 self._t0_host = time.monotonic()
                 self.latest.slope.clear()  # its samples were timed from the old origin
                 self.runner.arm(self._protocol_now())
@@ -245,7 +252,7 @@ class Engine:
         if command.action is Action.HOLD and self._last_sent is not None and np.array_equal(x, self._last_sent):
             return x  # the servos hold their goal; no need to say it again
         try:
-            self.rig.actuators.command(x)
+            self._actuators.command(x)
             self._last_sent = x.copy()
         except (DeviceError, ValueError) as exc:  # the driver has already torqued off on a servo fault
             self.runner.fault(self._protocol_now(), "device", "actuators", f"command refused: {exc}")
@@ -258,7 +265,7 @@ class Engine:
             return
         self._torque_off_sent = True
         try:
-            self.rig.actuators.stop(torque_off=True)
+            self._actuators.stop(torque_off=True)
         except Exception as exc:  # the bus may be the fault; the driver's own fault path already tried
             self.rig.hub.event(EventKind.FAULT, "engine", f"torque off failed: {exc}")
 

@@ -33,6 +33,7 @@ from uartlab.protocols.limits import Limits, effective
 from uartlab.protocols.suite import Suite
 from uartlab.schema import RUNNER, RUNNER_STREAM
 from uartlab.sim.names import TENDONS
+from uartlab.streams import Event, EventKind
 
 PREROLL_S = 0.5    # recorded seconds replayed before a trial: its pre-flight sees every stream delivering
 TRIAL_LABEL = re.compile(r"trial '(.+)' repeat (\d+)/")   # the runner's phase events name the trial so
@@ -124,7 +125,7 @@ def replay_trial(file: SessionFile, trial: RecordedTrial, suite: Suite, config: 
         rig.finished.wait(trial.stop_s - trial.start_s + 10.0)
         exp.close()
         runner = exp.runner
-        tripped = [e for e in trips.drain() if getattr(e, "kind", "") == "trip"]
+        tripped = [e for e in trips.drain() if isinstance(e, Event) and e.kind == EventKind.TRIP]
         at_s = rig.recorded_time_s(tripped[0].host_time_s) - trial.start_s if tripped else math.nan
         trip = runner.interlocks.tripped
         if trip is not None:

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from uartlab.app.record.player import SessionFile
@@ -32,6 +33,9 @@ from uartlab.errors import ConfigError, InputFileError
 from uartlab.hub import Hub
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP, WATCHED_STREAMS, runner_spec
 from uartlab.streams import Record
+
+if TYPE_CHECKING:
+    from uartlab.app.run.engine import Engine
 
 TWIN_CAL_NAME = "twin_nano17.cal"   # what a session embeds for the twin's Nano17 (app/record/session.py)
 READ_CHUNK_S = 1.0   # recorded seconds read from the file at once: few HDF5 reads per second of replay
@@ -94,7 +98,7 @@ class ReplayedRig:
         self.file, self.start_s, self.stop_s = file, float(start_s), float(stop_s)
         self.config = config if config is not None else recorded_rig_config(file)
         self.hub = Hub()
-        self.engine = None
+        self.engine: Engine | None = None
         self.streams = tuple(s for s in WATCHED_STREAMS if s in file.streams)
         for name in self.streams:
             self.hub.register(file.streams[name])

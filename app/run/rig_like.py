@@ -19,6 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     from uartlab.app.rig.clock_sync import ClockSync
     from uartlab.app.rig.config import RigConfig
+    from uartlab.app.run.engine import Engine
     from uartlab.app.run.procedure import ProcedureRun
     from uartlab.drivers.interfaces import ActuatorSample
     from uartlab.hub import Hub
@@ -64,7 +65,7 @@ class RigLike(Protocol):
     """rig.toml as loaded: the limits' ceilings, [interlocks], [recording], the devices' settings."""
     hub: Hub
     """Every stream and event of the rig (registered specs, subscriptions)."""
-    engine: object | None
+    engine: Engine | None
     """The one control loop moving the servos now (app/run/engine.py sets and clears it)."""
 
     @property
