@@ -8,7 +8,7 @@ and the m samples hold fewer independent ones. We correct by the integrated auto
 tau = 1 + 2 sum_k rho_k of the residuals (pooled over every series: one trial's one joint or force axis;
 summed up to the first lag whose autocorrelation is no longer positive, Geyer's initial positive sequence):
 for regressors as smooth as our Jacobian columns the variance of the estimate grows by about tau. On
-twin-rig sessions (tests/app/procedures/test_calibration_sessions.py) the residuals at the true parameters have lag-1
+twin-rig sessions (tests/app/procedures/test_from_sessions.py) the residuals at the true parameters have lag-1
 autocorrelations of 0.1-0.55, and at the fits tau came to 1.1-5 (sigma x1.06-2.3). The Jacobian is the
 caller's: model_fit passes one by central differences over ±3 % (it says why).
 

@@ -5,7 +5,7 @@ Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (
 ``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
 (``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
 ``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
-tests/core/test_stream_schema.py fails when any module names a field by string literal that no declaration has.
+tests/core/test_schema.py fails when any module names a field by string literal that no declaration has.
 
 Why here, at the package root next to ``uartlab.errors`` and beside the Record, Event and Hub that carry
 the streams: every room names fields through these declarations (the rig, the recorder and the player, the

@@ -191,7 +191,7 @@ def unplug(monkeypatch):
 def test_a_flush_that_fails_half_way_leaves_the_file_as_last_flushed(tmp_path, unplug):
     """The disk goes between two streams' appends of one flush: the first stream's new rows are in HDF5's
     memory only, and must not reach the file at close, which keeps exactly what the sentence says."""
-    from test_recorder import ACT, DAQ, META
+    from test_writer import ACT, DAQ, META
 
     rec = SessionRecorder(tmp_path / "s.h5", META, flush_interval_s=60)
     rec.add_stream(ACT)
