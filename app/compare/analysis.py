@@ -23,6 +23,7 @@ from uartlab.sim.names import EM_TENDONS, FLEXORS, POSES
 
 INPUT_DT_S = 0.005   # averaged excursion table: 200 Hz, the servos' rate
 GRID_DT_S = 0.01     # transient curves
+NO_SIMULATED_FORCE = "a trial with a measured contact force has no simulated force to compare it with"
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class SetResult:
     def contact_force(self) -> dict:
         """``force`` of a trial group with a measured force: contact, so simulated against a surface."""
         if self.force is None:
-            raise CompareError("a trial with a measured contact force has no simulated force to compare it with")
+            raise CompareError(NO_SIMULATED_FORCE)
         return self.force
 
 
@@ -57,7 +58,7 @@ def simulated_force_N(sim: SimCurves) -> np.ndarray:
     """The steady force (3,) of a simulation of a trial with a measured force: contact, so against a surface."""
     force = sim.steady_force_N
     if force is None:
-        raise CompareError("a trial with a measured contact force has no simulated force to compare it with")
+        raise CompareError(NO_SIMULATED_FORCE)
     return force
 
 
