@@ -21,7 +21,7 @@ import time
 import numpy as np
 from uartlab.app.run.feed import simulated_trial
 from uartlab.app.run.live_model import LiveModel
-from uartlab.hub import Hub
+from uartlab.hub import Hub, Subscription
 from uartlab.pacing import FixedRate
 from uartlab.schema import MODEL, RUNNER, runner_spec
 from uartlab.sim import Finger
@@ -48,7 +48,7 @@ class EmptyConsumer:
                                                    trial_index=r.data[RUNNER.trial_index][k]))
 
 
-def _hub() -> tuple[Hub, object]:
+def _hub() -> tuple[Hub, Subscription]:
     hub = Hub()
     hub.register(runner_spec())
     return hub, hub.subscribe("recorder", maxsize=1_000_000)  # one deep subscriber, as the recorder is
@@ -71,8 +71,8 @@ def side_by_side(finger: Finger, rate_hz: float, repeats: int) -> dict:
     live = LiveModel(hub_l, finger, trials, control_rate_hz=rate_hz, behind_s=np.inf)
     empty = EmptyConsumer(hub_e)
     # CPU time of the calling thread is the consumer's cost; wall time adds whatever else the machine ran.
-    cpu = {"live": [], "start": [], "empty": []}
-    wall = {"live": [], "start": [], "empty": []}
+    cpu: dict[str, list[float]] = {"live": [], "start": [], "empty": []}
+    wall: dict[str, list[float]] = {"live": [], "start": [], "empty": []}
     for _ in range(repeats):
         for run in runs:
             for record in run.records:
@@ -130,17 +130,17 @@ def main(args: argparse.Namespace) -> int:
     warm = simulated_trial(finger, contact_trial("Hook", "FDP", "ED"), rate_hz=100.0)  # compiled kernels loaded
     LiveModel(Hub(), finger, behind_s=np.inf).process(warm.records[:20])
     rates = [float(r) for r in getattr(args, "rates", None) or RATES_HZ]
-    out = {"side_by_side": [side_by_side(finger, r, repeats) for r in rates],
-           "real_time": [] if getattr(args, "no_real_time", False) else [real_time(finger, r) for r in rates],
-           "goal": {"margin_p99_min": GOAL_MARGIN}}
-    out["ok"] = all(s["cpu"]["live"]["margin_p99"] >= GOAL_MARGIN for s in out["side_by_side"]) and \
-        all(r["behind_episodes"] == 0 and r["dropped"] == 0 for r in out["real_time"])
+    side = [side_by_side(finger, r, repeats) for r in rates]
+    real = [] if getattr(args, "no_real_time", False) else [real_time(finger, r) for r in rates]
+    ok = all(s["cpu"]["live"]["margin_p99"] >= GOAL_MARGIN for s in side) and \
+        all(r["behind_episodes"] == 0 and r["dropped"] == 0 for r in real)
     if getattr(args, "json", False):
+        out = {"side_by_side": side, "real_time": real, "goal": {"margin_p99_min": GOAL_MARGIN}, "ok": ok}
         print(json.dumps(out, indent=2))
-        return 0 if out["ok"] else 1
+        return 0 if ok else 1
     print("live model overhead per control tick, side by side with an empty hub consumer "
           f"(free FDP + contact Hook FDP+ED, x{repeats}); CPU time of the consumer's thread, wall time in brackets:")
-    for s in out["side_by_side"]:
+    for s in side:
         c, w = s["cpu"], s["wall"]
         print(f"  {s['rate_hz']:.0f} Hz (tick {s['period_ms']:.1f} ms), {c['live']['n']} ticks:")
         for label, key in (("live model    ", "live"), ("empty consumer", "empty")):
@@ -154,9 +154,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"    margin (tick period / live model CPU): median {lv['margin_median']:.0f}x, p99 "
               f"{lv['margin_p99']:.0f}x, max {lv['margin_max']:.0f}x  (goal p99 >= {GOAL_MARGIN:.0f}x); wall p99 "
               f"{w['live']['margin_p99']:.0f}x")
-    for r in out["real_time"]:
+    for r in real:
         print(f"  real time at {r['rate_hz']:.0f} Hz (model on its own thread, {r['ticks']} ticks paced): max lag "
               f"{r['max_lag_ms']:.2f} ms, behind {r['behind_episodes']}x, dropped {r['dropped']}, merged "
               f"{r['merged']}; control loop publish() max {r['publish_max_us']:.0f} us")
-    print("OK" if out["ok"] else "GOAL MISSED")
-    return 0 if out["ok"] else 1
+    print("OK" if ok else "GOAL MISSED")
+    return 0 if ok else 1

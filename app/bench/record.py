@@ -115,7 +115,7 @@ def run_max(path: str, wall_budget_s: float) -> dict:
     wall0 = time.monotonic()
     rig_t = 0.0
     while time.monotonic() - wall0 < wall_budget_s:
-        name = min(next_t, key=next_t.get)  # the device whose next block is due first
+        name = min(next_t, key=next_t.__getitem__)  # the device whose next block is due first
         rig_t = next_t[name]
         rows = BLOCK_ROWS[name]
         rec.write(Record(name, rig_t + np.arange(rows) / RATE_HZ[name], data[name]))
@@ -133,7 +133,8 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(dir=folder, prefix="uartlab-bench-") as tmp:
         load = run_load(os.path.join(tmp, "load.h5"), seconds)
         peak = run_max(os.path.join(tmp, "max.h5"), min(20.0, max(3.0, seconds / 6)))
-    out = {"load_values_per_s": load_values_per_s(), "load": load, "max": peak,
+    values_per_s = load_values_per_s()
+    out = {"load_values_per_s": values_per_s, "load": load, "max": peak,
            "goals": {"dropped": 0, "recorder_cpu_share_max": GOAL_CPU_SHARE, "ratio_min": GOAL_HEADROOM}}
     ok = load["dropped"] == 0 and load["recorder_cpu_share"] < GOAL_CPU_SHARE and peak["ratio"] >= GOAL_HEADROOM
     out["ok"] = ok
@@ -143,7 +144,7 @@ def main(args: argparse.Namespace) -> int:
         g, d = load["generated"], load["on_disk"]
         print(f"load: DAQ {DAQ_CHANNELS} x {DAQ_RATE_HZ:.0f} Hz = {DAQ_CHANNELS * DAQ_RATE_HZ / 1e3:.1f} kS/s, "
               f"6 servos at {SERVO_RATE_HZ:.0f} Hz, mocap {MARKERS} markers at {MOCAP_RATE_HZ:.0f} Hz "
-              f"({out['load_values_per_s'] / 1e3:.0f} k values/s) for {seconds:.0f} s")
+              f"({values_per_s / 1e3:.0f} k values/s) for {seconds:.0f} s")
         for name in g:
             print(f"  {name:10s} generated {g[name]:>10d}  on disk {d[name]:>10d}")
         print(f"dropped samples:      {load['dropped']}  (goal 0)")

@@ -25,12 +25,14 @@ GOAL_RTF, GOAL_RATIO, GOAL_ALL_S, GOAL_MATCH_DEG = 300.0, 20.0, 2.0, 0.05
 
 
 def measure(repeats: int = 5) -> dict:
+    if repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {repeats}")
     finger = Finger()
     trial = sc.free_motion_trial("FDP")
     x0, surface = sc.trial_start(finger, trial)
     finger.simulate(x0, trial.pulls)  # warm-up: compile
 
-    walls, result = [], None
+    walls: list[float] = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         result = finger.simulate(x0, trial.pulls)

@@ -212,6 +212,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
     from dataclasses import replace
     from pathlib import Path
 
+    import numpy as np
     from uartlab.app.cli import progress
     from uartlab.app.cli.run import rig_config
     from uartlab.app.procedures import at_rig as rig_runs
@@ -248,7 +249,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
         if args.spring_n_per_mm is not None:
             if len(args.spring_n_per_mm) not in (1, 6):
                 raise ValueError(f"--spring-n-per-mm needs one or six values, got {len(args.spring_n_per_mm)}")
-            k = [v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm))
+            k = np.asarray([v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm)), float)
         return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
                                         spring_stiffness_N_per_m=k, say=say, on_progress=tick)
 

@@ -56,8 +56,8 @@ def add_parser(sub) -> None:
     doctor.set_defaults(run=main)
 
 
-def _first_sentence(text: str) -> str:
-    text = " ".join(str(text).split())
+def _first_sentence(message: object) -> str:
+    text = " ".join(str(message).split())
     head = text.split(". ")[0].rstrip(".")
     return head or "no message"
 

@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 ENV = "UARTLAB_PROGRESS"
 OnProgress = Callable[[int, "int | None"], None]
@@ -35,9 +36,27 @@ def shown() -> bool | None:
     return None
 
 
+class Bar:
+    """One bar's ``on_progress(done, total=None)`` (a new ``total`` replaces the old); ``visible`` says whether
+    the bar is drawn (a caller may then print less)."""
+
+    def __init__(self, bar: Any, total: int | None):   # bar: a tqdm bar (tqdm ships no types)
+        self._bar = bar
+        self.done = 0
+        self.total = total
+        self.visible = not bar.disable
+
+    def __call__(self, done: int, new_total: int | None = None) -> None:
+        if new_total is not None and new_total != self.total:
+            self.total = self._bar.total = new_total
+            self._bar.bar_format = None  # tqdm's bar, now that there is a total
+        self.done = done
+        self._bar.update(done - self._bar.n if not self._bar.disable else 0)
+
+
 @contextlib.contextmanager
-def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[OnProgress]:
-    """A bar for the block; yields ``on_progress(done, total=None)`` (a new ``total`` replaces the old)."""
+def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[Bar]:
+    """A bar for the block; yields its ``on_progress(done, total=None)``, a `Bar`."""
     from tqdm import tqdm
 
     show = shown()
@@ -45,26 +64,17 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
     bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None if show is None else not show,
                leave=forced, dynamic_ncols=True, mininterval=5.0 if forced else 0.1, ascii=forced or None,
                bar_format=None if total is not None else "{desc}: {n_fmt} {unit}s [{elapsed}]")
-    state = {"done": 0, "total": total}
+    on_progress = Bar(bar, total)
     started = time.monotonic()
-
-    def on_progress(done: int, new_total: int | None = None) -> None:
-        if new_total is not None and new_total != state["total"]:
-            state["total"] = bar.total = new_total
-            bar.bar_format = None  # tqdm's bar, now that there is a total
-        state["done"] = done
-        bar.update(done - bar.n if not bar.disable else 0)
-
-    on_progress.visible = not bar.disable  # type: ignore[attr-defined]  (a caller may then print less)
     try:
         yield on_progress
     finally:
         bar.close()
-    if state["total"] == 0:  # nothing to do (e.g. compare --no-figures): nothing to say
+    if on_progress.total == 0:  # nothing to do (e.g. compare --no-figures): nothing to say
         return
-    of = f" of {state['total']}" if state["total"] is not None else ""
-    units = unit if state["done"] == 1 else unit + "s"
-    log.info("%s: %s%s %s in %.1f s", desc, state["done"], of, units, time.monotonic() - started)
+    of = f" of {on_progress.total}" if on_progress.total is not None else ""
+    units = unit if on_progress.done == 1 else unit + "s"
+    log.info("%s: %s%s %s in %.1f s", desc, on_progress.done, of, units, time.monotonic() - started)
 
 
 def write(line: str) -> None:

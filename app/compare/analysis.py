@@ -23,6 +23,7 @@ from uartlab.sim.names import EM_TENDONS, FLEXORS, POSES
 
 INPUT_DT_S = 0.005   # averaged excursion table: 200 Hz, the servos' rate
 GRID_DT_S = 0.01     # transient curves
+NO_SIMULATED_FORCE = "a trial with a measured contact force has no simulated force to compare it with"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,20 @@ class SetResult:
     rmse_theta_deg: np.ndarray            # (4,) transient, over the measured span
     rmse_tension_N: np.ndarray            # (6,)
     rmse_force_N: np.ndarray | None       # (3,)
+
+    def contact_force(self) -> dict:
+        """``force`` of a trial group with a measured force: contact, so simulated against a surface."""
+        if self.force is None:
+            raise CompareError(NO_SIMULATED_FORCE)
+        return self.force
+
+
+def simulated_force_N(sim: SimCurves) -> np.ndarray:
+    """The steady force (3,) of a simulation of a trial with a measured force: contact, so against a surface."""
+    force = sim.steady_force_N
+    if force is None:
+        raise CompareError(NO_SIMULATED_FORCE)
+    return force
 
 
 @dataclass
@@ -88,7 +103,7 @@ class Comparison:
             return {}
         out = {"n_trials": len(groups),
                "joint_mae_deg": np.mean([g.results[label].joint_mae_deg for g in groups], axis=0)}
-        forces = [g.results[label].force for g in groups if g.results[label].force is not None]
+        forces = [f for g in groups if (f := g.results[label].force) is not None]
         if forces:
             out["magnitude_pct"] = float(np.nanmean([f["magnitude_pct"] for f in forces]))
             out["direction_deg"] = float(np.nanmean([f["direction_deg"] for f in forces]))
@@ -133,8 +148,8 @@ def _start(repeat: MeasuredTrial) -> Start:
 
 
 def _average_start(starts: list[Start]) -> Start:
-    forces = [s.tip_force_N for s in starts]
-    force = None if any(f is None for f in forces) else np.mean(forces, axis=0)
+    forces = [s.tip_force_N for s in starts if s.tip_force_N is not None]
+    force = np.mean(forces, axis=0) if len(forces) == len(starts) else None
     return Start(np.mean([s.theta_rad for s in starts], axis=0), np.mean([s.tensions_N for s in starts], axis=0),
                  starts[0].surface_angle_deg, force)
 
@@ -169,13 +184,13 @@ def evaluate(group: TrialGroup, pset: ParamSet) -> SetResult:
     sim = resimulate(pset.finger, group.start, *group.inputs, what=what)
     mae, _ = metrics.joint_angle_errors(group.steady_theta_deg, np.degrees(sim.steady_theta_rad))
     force = None
-    if group.has_force and sim.steady_force_N is not None:
+    if group.steady_force_N is not None and sim.steady_force_N is not None:
         force = metrics.force_errors(group.steady_force_N, sim.steady_force_N)
     repeat_sims = [resimulate(pset.finger, _start(r), *r.inputs(), what=f"{r.label} with parameters {pset.label}")
                    for r in group.repeats]
     theta_err = group.steady_theta_deg - np.degrees([s.steady_theta_rad for s in repeat_sims])
     force_err = None
-    if group.has_force:
+    if group.steady_force_N is not None:
         force_err = group.steady_force_N - np.array([s.steady_force_N for s in repeat_sims])
     span = group.grid_s <= max(r.duration_s for r in group.repeats)
     g = group.grid_s[span]

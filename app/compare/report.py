@@ -149,7 +149,7 @@ def text_summary(c: Comparison) -> str:
         lines += ["", "Table 6  contact force: F_exp - F_sim, N, mean (SD); |F| err %; direction err deg",
                   f"{'trial':<34}" + "".join(f"{a:>26}" for a in "XYZ") + f"{'|F| err %':>16}{'phi err deg':>16}"]
         for g in forces:
-            fs = [g.results[lab].force for lab in labels]
+            fs = [g.results[lab].contact_force() for lab in labels]
             cells = [" / ".join(f"{f['mean_N'][a]:.3f}" for f in fs) + f" ({_sd(fs[0]['sd_N'][a], 3)})"
                      for a in range(3)]
             mag = " / ".join(f"{f['magnitude_pct']:.1f}" for f in fs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from uartlab.app.compare.analysis import Comparison, TrialGroup
+from uartlab.app.compare.analysis import Comparison, TrialGroup, simulated_force_N
 from uartlab.sim.names import JOINTS, TENDONS
 
 PAPER_JOINTS = ("DIP", "PIP", "MCP_FE", "MCP_AB")   # the column order of Tables 4 and 5
@@ -24,7 +24,7 @@ class Table:
     note: str = ""
 
 
-def _trial_columns(g: TrialGroup) -> list:
+def _trial_columns(g: TrialGroup) -> list[object]:
     if g.kind == "free":
         return [g.name, "+".join(g.pulled), g.n]
     return [g.name, g.pose, g.flexor or "", g.surface_angle_deg, g.em or "", g.n]
@@ -42,8 +42,8 @@ def joint_table(c: Comparison, kind: str) -> Table | None:
         return None
     labels = [p.label for p in c.sets]
     header = _trial_header(kind)
-    for j in PAPER_JOINTS:
-        header += [f"{j} MAE {lab} [deg]" for lab in labels] + [f"{j} SD [deg]"]
+    for joint in PAPER_JOINTS:
+        header += [f"{joint} MAE {lab} [deg]" for lab in labels] + [f"{joint} SD [deg]"]
     header += [f"settled {lab}" for lab in labels]
     rows = []
     for g in groups:
@@ -51,7 +51,7 @@ def joint_table(c: Comparison, kind: str) -> Table | None:
         for j in J:
             row += [g.results[lab].joint_mae_deg[j] for lab in labels] + [g.joint_sd_deg[j]]
         rows.append(row + ["yes" if g.results[lab].sim.settled else "no" for lab in labels])
-    total = ["all trials"] + [""] * (len(_trial_header(kind)) - 2) + [sum(g.n for g in groups)]
+    total: list[object] = ["all trials", *[""] * (len(_trial_header(kind)) - 2), sum(g.n for g in groups)]
     for j in J:
         total += [float(np.mean([g.results[lab].joint_mae_deg[j] for g in groups])) for lab in labels] + [np.nan]
     rows.append(total + [""] * len(labels))
@@ -69,24 +69,24 @@ def force_table(c: Comparison) -> Table | None:
         return None
     labels = [p.label for p in c.sets]
     header = _trial_header("contact")
-    for a in AXES:
-        header += [f"{a} mean {lab} [N]" for lab in labels] + [f"{a} SD [N]"]
+    for axis in AXES:
+        header += [f"{axis} mean {lab} [N]" for lab in labels] + [f"{axis} SD [N]"]
     header += [f"|F| err {lab} [%]" for lab in labels] + [f"phi err {lab} [deg]" for lab in labels]
     header += [f"F_exp {a} [N]" for a in AXES] + [f"F_sim {a} {lab} [N]" for lab in labels for a in AXES]
     rows = []
     for g in groups:
         row = _trial_columns(g)
-        forces = [g.results[lab].force for lab in labels]
+        forces = [g.results[lab].contact_force() for lab in labels]
         for a in range(3):
             row += [f["mean_N"][a] for f in forces] + [forces[0]["sd_N"][a]]
         row += [f["magnitude_pct"] for f in forces] + [f["direction_deg"] for f in forces]
         row += list(forces[0]["average_exp_N"])
-        row += [v for lab in labels for v in g.results[lab].sim.steady_force_N]
+        row += [v for lab in labels for v in simulated_force_N(g.results[lab].sim)]
         rows.append(row)
-    total = ["all trials"] + [""] * (len(_trial_header("contact")) - 2) + [sum(g.n for g in groups)]
+    total: list[object] = ["all trials", *[""] * (len(_trial_header("contact")) - 2), sum(g.n for g in groups)]
     total += [np.nan] * (3 * (len(labels) + 1))
-    total += [float(np.nanmean([g.results[lab].force["magnitude_pct"] for g in groups])) for lab in labels]
-    total += [float(np.nanmean([g.results[lab].force["direction_deg"] for g in groups])) for lab in labels]
+    total += [float(np.nanmean([g.results[lab].contact_force()["magnitude_pct"] for g in groups])) for lab in labels]
+    total += [float(np.nanmean([g.results[lab].contact_force()["direction_deg"] for g in groups])) for lab in labels]
     rows.append(total + [np.nan] * (3 + 3 * len(labels)))
     return Table("table6_contact_force",
                  "Table 6. Steady-state contact force comparison: F_exp - F_sim, N, mean (SD) over the repeats; "
@@ -113,8 +113,8 @@ def repeat_table(c: Comparison) -> Table:
             for lab in labels:
                 res = g.results[lab]
                 row += [res.repeat_theta_err_deg[k, j] for j in J]
-                if res.repeat_force_err_N is not None:
-                    f_exp, f_sim = g.steady_force_N[k], res.repeat_sims[k].steady_force_N
+                if res.repeat_force_err_N is not None and g.steady_force_N is not None:
+                    f_exp, f_sim = g.steady_force_N[k], simulated_force_N(res.repeat_sims[k])
                     row += list(res.repeat_force_err_N[k])
                     row += [100 * metrics.magnitude_error(f_exp, f_sim), metrics.direction_error_deg(f_exp, f_sim)]
                 else:

@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
 
         self.plots = LivePlots(window_s)
         self.pose = PoseView()
-        live = QSplitter()
+        self.live_view = live = QSplitter()   # the Live tab: plots beside the pose
         live.addWidget(self.plots)
         live.addWidget(self.pose)
         live.setStretchFactor(0, 3)
@@ -173,7 +173,9 @@ class MainWindow(QMainWindow):
         bar.addSeparator()
         bar.addWidget(self.interlock_label)
         self.estop_keys = _EstopKeys(lambda key: self.ops.estop(f"operator E-stop (key {key})"), self)
-        QCoreApplication.instance().installEventFilter(self.estop_keys)
+        app = QCoreApplication.instance()
+        if app is not None:   # None only without a QApplication, where no key press can reach a window
+            app.installEventFilter(self.estop_keys)
         view = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -328,7 +330,9 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        QCoreApplication.instance().removeEventFilter(self.estop_keys)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self.estop_keys)
         self.frame_timer.stop()
         self.status_timer.stop()
         self.save_settings()
@@ -356,4 +360,4 @@ class _EstopKeys(QObject):
 
 def central_widget_for(window: MainWindow, name: str) -> QWidget:
     """The widget a screenshot of view ``name`` should show (tests and docs)."""
-    return {"live": window.tabs.widget(0), "compare": window.compare}[name]
+    return {"live": window.live_view, "compare": window.compare}[name]

@@ -81,7 +81,8 @@ class NotificationArea(QWidget):
 
     def visible_texts(self) -> list[str]:
         """What the operator reads now, newest first (tests and screenshots)."""
-        return [row.findChild(QLabel).text() for row in self._rows]
+        labels = [row.findChild(QLabel) for row in self._rows]
+        return [label.text() for label in labels if label is not None]
 
     def _rebuild(self) -> None:
         for row in self._rows:

@@ -30,8 +30,9 @@ class PoseView(QWidget):
         self.finger = finger
         self.widget = pg.GraphicsLayoutWidget()
         self.setMinimumWidth(280)
-        QVBoxLayout(self).addWidget(self.widget)
-        self.layout().setContentsMargins(0, 0, 0, 0)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.widget)
+        layout.setContentsMargins(0, 0, 0, 0)
         self.curves: list[dict[str, pg.PlotDataItem]] = []
         self.start_pose: np.ndarray | None = None
         rest = self.finger.joint_positions(np.zeros(4)) * 1e3

@@ -131,14 +131,14 @@ class CalibrationPanel(QWidget):
         if dry_run:
             args.append("--dry-run")
         self.output.setPlainText(f"$ uartlab {' '.join(args[3:])}\n")
-        self.process = QProcess(self)
-        self.process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        self.process.readyReadStandardOutput.connect(self._read)
-        self.process.finished.connect(lambda code, _status: self._done(name, code))
+        process = self.process = QProcess(self)
+        process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
+        process.readyReadStandardOutput.connect(lambda: self._read(process))
+        process.finished.connect(lambda code, _status: self._done(process, name, code))
         self.run_button.setEnabled(False)
         self.dry_run_button.setEnabled(False)
         self.message.emit(f"calibration: running {name}")
-        self.process.start(sys.executable, args)
+        process.start(sys.executable, args)
 
     def sessions(self) -> list[str]:
         return [p.strip() for p in self.sessions_edit.text().split(";") if p.strip()]
@@ -154,13 +154,13 @@ class CalibrationPanel(QWidget):
                lambda paths: self.sessions_edit.setText("; ".join(paths)), mode="files",
                name_filter="uartlab sessions (*.h5)")
 
-    def _read(self) -> None:
-        text = bytes(self.process.readAllStandardOutput()).decode("utf-8", "replace")
+    def _read(self, process: QProcess) -> None:
+        text = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace")
         self.output.moveCursor(self.output.textCursor().MoveOperation.End)
         self.output.insertPlainText(text)
 
-    def _done(self, name: str, code: int) -> None:
-        self._read()
+    def _done(self, process: QProcess, name: str, code: int) -> None:
+        self._read(process)
         self.run_button.setEnabled(True)
         self.dry_run_button.setEnabled(True)
         if code != 0:

@@ -169,18 +169,19 @@ class ComparePanel(QWidget):
         self._fit_image()
 
     def run_compare(self) -> None:
-        if self.session is None or (self.process is not None and self.process.state() != QProcess.NotRunning):
+        running = self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
+        if self.session is None or running:
             return
         out = results_folder(self.session)
-        self.process = QProcess(self)
-        self.process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        self.process.finished.connect(lambda code, _status: self._compare_done(code, out))
+        process = self.process = QProcess(self)
+        process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
+        process.finished.connect(lambda code, _status: self._compare_done(process, code, out))
         self.message.emit(f"compare: running uartlab compare {self.session} --out {out}")
         self.run_button.setEnabled(False)
-        self.process.start(sys.executable, ["-m", "uartlab.app.cli", "compare", self.session, "--out", str(out)])
+        process.start(sys.executable, ["-m", "uartlab.app.cli", "compare", self.session, "--out", str(out)])
 
-    def _compare_done(self, code: int, out: Path) -> None:
-        text = bytes(self.process.readAll()).decode("utf-8", "replace").strip()
+    def _compare_done(self, process: QProcess, code: int, out: Path) -> None:
+        text = bytes(process.readAll().data()).decode("utf-8", "replace").strip()
         self.run_button.setEnabled(self.session is not None)
         if code != 0:
             self.error.emit("compare", text.splitlines()[-1] if text else f"uartlab compare exited with {code}")

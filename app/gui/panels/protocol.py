@@ -150,7 +150,8 @@ class ProtocolPanel(QWidget):
 
     def selected_trials(self) -> list[str]:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
-        return [self.table.item(r, 1).text() for r in rows]
+        names = [self.table.item(r, 1) for r in rows]
+        return [name.text() for name in names if name is not None]
 
     def repeats(self) -> int:
         return self.repeats_spin.value()
@@ -191,6 +192,8 @@ class ProtocolPanel(QWidget):
             if running:
                 text = f"running {len(done) + 1}/{t.repeats}" + (f" — {text}" if done else "")
             item = self.table.item(r, 7)
+            if item is None:   # show_suite fills every cell of the suite's rows
+                continue
             item.setText(text)
             key = "running" if running else ("settled" if done and all(o == "settled" for o in done) else
                                              "aborted" if done else "")

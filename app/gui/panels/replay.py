@@ -61,9 +61,9 @@ class ReplayPanel(QWidget):
         self.timeline.setYRange(0, 1.3, padding=0)
         self.timeline.getAxis("bottom").enableAutoSIPrefix(False)
         self.timeline.hideButtons()
-        self.cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#ffffff", width=2))
-        self.cursor.sigPositionChangeFinished.connect(lambda line: self._seek_rel(line.value()))
-        self.timeline.addItem(self.cursor)
+        self.time_cursor = pg.InfiniteLine(0, movable=True, pen=pg.mkPen("#ffffff", width=2))
+        self.time_cursor.sigPositionChangeFinished.connect(lambda line: self._seek_rel(line.value()))
+        self.timeline.addItem(self.time_cursor)
         self.timeline.scene().sigMouseClicked.connect(self._clicked)
         self._marks: list[pg.GraphicsObject] = []
 
@@ -78,7 +78,7 @@ class ReplayPanel(QWidget):
         lay.addWidget(self.timeline)
         lay.addWidget(self.info)
         self.set_enabled(False)
-        self.cursor.setVisible(False)
+        self.time_cursor.setVisible(False)
 
     # ------------------------------------------------------------ user actions
     def _browse(self) -> None:
@@ -96,7 +96,7 @@ class ReplayPanel(QWidget):
 
     def _seek_rel(self, x: float) -> None:
         x = min(max(float(x), 0.0), self.span_s)
-        self.cursor.setValue(x)
+        self.time_cursor.setValue(x)
         self.seek_requested.emit(self.t0 + x)
 
     # ------------------------------------------------------------ shown state
@@ -139,8 +139,8 @@ class ReplayPanel(QWidget):
                 line.setToolTip(f"{e.kind} ({e.source}): {e.message}")
                 self.timeline.addItem(line)
                 self._marks.append(line)
-        self.cursor.setValue(0.0)
-        self.cursor.setVisible(True)
+        self.time_cursor.setValue(0.0)
+        self.time_cursor.setVisible(True)
         counts = ", ".join(f"{k} {v}" for k, v in streams.items())
         self.info.setText(f"{path}\n{self.span_s:.1f} s, {len(trials)} trials, "
                           f"{'closed cleanly' if complete else 'NOT closed cleanly (crash or still being written)'}"
@@ -151,6 +151,6 @@ class ReplayPanel(QWidget):
         if not np.isfinite(host_time_s) or self.span_s <= 0:
             return
         x = min(max(host_time_s - self.t0, 0.0), self.span_s)
-        if not self.cursor.moving:
-            self.cursor.setValue(x)
+        if not self.time_cursor.moving:
+            self.time_cursor.setValue(x)
         self.position.setText(f"t = {x:.1f} / {self.span_s:.1f} s")
