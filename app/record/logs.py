@@ -28,9 +28,10 @@ from pathlib import Path
 from uartlab.schema import EventKind
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-EVENT_LEVELS: dict[EventKind | str, int] = {EventKind.CLOCK: logging.DEBUG,
-                EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
-                EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
+EVENT_LEVELS: dict[EventKind | str, int] = {
+    EventKind.CLOCK: logging.DEBUG,
+    EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
+    EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
 events_log = logging.getLogger("uartlab.events")
 
 _lock = threading.Lock()
