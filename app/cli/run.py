@@ -128,7 +128,10 @@ def main(args: argparse.Namespace) -> int:
             status = _run(run, estop, quiet=quiet)
     finally:
         signal.signal(signal.SIGINT, previous)
-    _report(run.path, suite, run.experiment, status, args.json, run.live_model)
+    experiment, path = run.experiment, run.path
+    if experiment is None or path is None:   # assembled, into a folder: it has both
+        raise RuntimeError(f"{run.title}: the run has no experiment or no session file after it ran")
+    _report(path, suite, experiment, status, args.json, run.live_model)
     if run.close_error is not None:  # the file failed after the run ended: an I/O failure (exit 3)
         raise run.close_error
     if estop.is_set():

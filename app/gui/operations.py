@@ -286,8 +286,9 @@ class Operations:
         run, self.run = self.run, None
         if run is not None:
             done = None
-            if self.auto_recording:  # the run's own file, closed with the run
-                done = self._recording_closed(self.session.path)
+            session = self.session
+            if self.auto_recording and session is not None:  # the run's own file, closed with the run
+                done = self._recording_closed(session.path)
                 self.session, self.auto_recording = None, False
                 self.w.recording_panel.set_state("stopping")
 
@@ -323,6 +324,8 @@ class Operations:
                 return release_tendons(rig)
             if what == "jog":
                 return jog(rig, *args)
+            if start is None:   # its button is off until a run has started
+                raise ValueError("return to start: no run has started yet")
             return return_to_start(rig, start)
 
         def done(text) -> None:

@@ -93,14 +93,14 @@ def run_sea(rig: RigLike, tendons: tuple[str, ...] = TENDONS, loads_N: np.ndarra
     with RigProbe(rig, say) as probe, probe.procedure("sea"):
         for t in tendons:
             i = tendon_index(t)
-            if reference is not None:
+            if ask is not None:   # then there is no reference (above); without either, refused above
+                d = collect_sea_hanging_weights(probe, t, loads / G_M_PER_S2, ask)
+            elif reference is not None:
                 d = sea.collect_sea_on_rig(probe, t, lambda i=i: float(probe.pot_V(0.2)[i]), reference(t), loads,
                                            settle_s=0.4 / scale, step_s=0.1 / scale,
                                            max_travel_m=SEA_MAX_TRAVEL_M, stiffness_N_per_m=IN_SITU_STIFFNESS_N_PER_M)
                 probe.command(np.where(np.arange(6) == i, probe.start_m, probe.goal_m))  # as found, for the next
                 probe.settle()
-            else:
-                d = collect_sea_hanging_weights(probe, t, loads / G_M_PER_S2, ask)
             f = sea.fit_sea(t, d.volts, d.loads_N, d.loading, degree)
             fits.append(f)
             line = (f"{f.tendon:4} {f.v0_V:8.4f} {f.gain_N_per_V:11.4f} {f.rms_N:8.4f} {f.max_residual_N:8.4f} "

@@ -28,6 +28,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
 from uartlab.app.run.rig_like import RigLike
@@ -38,7 +39,10 @@ from uartlab.protocols.runner import Action, Phase
 from uartlab.protocols.steps import Hold, Move, ProcedureStopped, WaitUntilStill
 from uartlab.schema import ACTUATORS, DAQ, WATCHED_STREAMS
 from uartlab.sim.names import TENDONS
-from uartlab.streams import EventKind
+from uartlab.streams import Event, EventKind
+
+if TYPE_CHECKING:
+    from uartlab.app.run.procedure import ProcedureRun
 
 log = logging.getLogger(__name__)
 STREAMS = WATCHED_STREAMS   # actuators daq mocap joints
@@ -73,12 +77,26 @@ class RigProbe:
         self._recent: dict[str, list] = {s: [] for s in STREAMS}
         self._tapes: list[Tape] = []
         self._last_actuator_s = time.monotonic()
-        self.start_m: np.ndarray | None = None
-        self.goal_m: np.ndarray | None = None
-        self._run = None   # the rig's engine while a procedure runs (rig.motion)
+        self._start_m: np.ndarray | None = None   # set when a procedure begins
+        self._goal_m: np.ndarray | None = None
+        self._run: ProcedureRun | None = None   # the rig's engine while a procedure runs (rig.motion)
 
     def close(self) -> None:
         self._sub.close()
+
+    @property
+    def start_m(self) -> np.ndarray:
+        """The excursions (6,) m where the servos were when the procedure began."""
+        if self._start_m is None:
+            raise CalibrationError(self.name, "no procedure has begun: probe.procedure() first")
+        return self._start_m
+
+    @property
+    def goal_m(self) -> np.ndarray:
+        """The excursions (6,) m the servos were last sent to (the start until a command)."""
+        if self._goal_m is None:
+            raise CalibrationError(self.name, "no procedure has begun: probe.procedure() first")
+        return self._goal_m
 
     def __enter__(self) -> RigProbe:
         return self
@@ -99,16 +117,18 @@ class RigProbe:
         self.name = name
         self.pump()
         try:
-            self._run = self.rig.motion(name, max_travel_m=self.max_travel_m if moves else HOLD_TRAVEL_M,
-                                        max_tendon_force_N=max_tendon_force_N, streams=streams,
-                                        forces_required=self.rig.has_sea_forces)
-            self.start_m = self._run.start_m.copy()
-            self.goal_m = self.start_m.copy()
+            run = self._run = self.rig.motion(name, max_travel_m=self.max_travel_m if moves else HOLD_TRAVEL_M,
+                                              max_tendon_force_N=max_tendon_force_N, streams=streams,
+                                              forces_required=self.rig.has_sea_forces)
+            if run.start_m is None:   # a started engine has read them
+                raise CalibrationError(name, "the engine started without reading where the servos are")
+            self._start_m = run.start_m.copy()
+            self._goal_m = self._start_m.copy()
             yield self
             if moves:
-                self.command(self.start_m)
+                self.command(self._start_m)
                 self.settle()
-            self._run.finish("the procedure is over")
+            run.finish("the procedure is over")
         except BaseException as exc:
             reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
             how = self.hold()
@@ -142,22 +162,25 @@ class RigProbe:
     # ------------------------------------------------------------ servos
     def read(self) -> ActuatorSample:
         """The actuators now (one bus read through the rig's driver)."""
-        return self.rig.actuators.read()
+        actuators = self.rig.actuators
+        if actuators is None:
+            raise CalibrationError(self.name, "the rig is not started: no servos to read")
+        return actuators.read()
 
     def command(self, excursion_m: np.ndarray) -> None:
         """Six goals (m, + = reeled in), each within ``max_travel_m`` of where the procedure began, moved to
         by the engine; raises if the engine has tripped or stopped (a device fault first, from the hub)."""
         self.pump()
         x = np.asarray(excursion_m, dtype=float).reshape(-1)
-        if self.start_m is not None:
-            far = np.flatnonzero(np.abs(x - self.start_m) > self.max_travel_m)
+        if self._start_m is not None:
+            far = np.flatnonzero(np.abs(x - self._start_m) > self.max_travel_m)
             if far.size:
                 k = int(far[0])
-                raise CalibrationError(self.name, f"a goal {(x[k] - self.start_m[k]) * 1e3:+.1f} mm from the start "
+                raise CalibrationError(self.name, f"a goal {(x[k] - self._start_m[k]) * 1e3:+.1f} mm from the start "
                                                   f"exceeds the {self.max_travel_m * 1e3:g} mm travel limit",
                                        f"tendon {TENDONS[k]}")
         self._step(Move(tuple(x)))
-        self.goal_m = x.copy()
+        self._goal_m = x.copy()
 
     def settle(self, within_m: float = 0.5e-3, timeout_s: float = 5.0) -> None:
         """Wait (rig time) until no servo is moving and each is within ``within_m`` of its goal: whatever
@@ -193,11 +216,11 @@ class RigProbe:
         """Take what the hub has queued: records into the recent buffers (and any tape), faults raised."""
         now = time.monotonic()
         for item in self._sub.drain():
-            stream = getattr(item, "stream", None)
-            if stream is None:  # an Event
+            if isinstance(item, Event):
                 if item.kind == EventKind.FAULT:
                     raise CalibrationError(self.name, f"a device failed: {item.message}")
                 continue
+            stream = item.stream
             self._recent[stream].append(item)
             for tape in self._tapes:
                 tape.records[stream].append(item)

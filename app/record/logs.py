@@ -28,9 +28,10 @@ from pathlib import Path
 from uartlab.schema import EventKind
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-EVENT_LEVELS = {EventKind.CLOCK: logging.DEBUG,
-                EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
-                EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
+EVENT_LEVELS: dict[EventKind | str, int] = {
+    EventKind.CLOCK: logging.DEBUG,
+    EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
+    EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
 events_log = logging.getLogger("uartlab.events")
 
 _lock = threading.Lock()
@@ -71,7 +72,7 @@ class LogCapture:
 
     def __init__(self, path: str | Path | None, level: int = logging.INFO):
         self.path = Path(path) if path is not None else None
-        self._buffer = io.StringIO() if path is None else None
+        self._buffer = io.StringIO()   # the records when there is no file
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.handler: logging.Handler = _QuietFileHandler(self.path, encoding="utf-8")
@@ -86,7 +87,7 @@ class LogCapture:
         self.handler.handle(record)
 
     def text(self) -> str:
-        if self._buffer is not None:
+        if self.path is None:   # in memory (the buffer exists exactly when there is no path)
             return self._buffer.getvalue()
         self.handler.flush()
         return self.path.read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from uartlab.app.record.player import SessionFile
 from uartlab.calibration.applied import MODEL_KINDS, params_with
-from uartlab.calibration.store import parse_record
+from uartlab.calibration.store import CalibrationRecord, parse_record
 from uartlab.sim import FingerParams
 
 
@@ -29,10 +29,10 @@ def recorded_model_params(sessions: list[str], base: FingerParams | None = None)
     return params_with(base, _model_records(sessions))
 
 
-def _model_records(sessions: list[str]) -> dict:
+def _model_records(sessions: Sequence[str]) -> dict[str, CalibrationRecord | None]:
     """kind -> the model calibration record the sessions embed (ValueError if they embed different ones)."""
     used: dict[str, tuple[str, str]] = {}      # kind -> (text, first session that had it)
-    records = {}
+    records: dict[str, CalibrationRecord | None] = {}
     for path in sessions:
         with SessionFile(path) as f:
             texts = f.calibration_texts

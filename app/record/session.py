@@ -157,22 +157,21 @@ class RecordingSession:
                     self._log.__exit__(None, None, None)
                     self._log = None
             raise self.error
-        summary = {
-            "hub_drops": self.rig.hub.drop_counts(),
-            "recorder_drops": dict(self.recorder.dropped),
-            "clock_sync": {name: _as_dict(sync.estimate()) for name, sync in self.rig.clock_sync().items()},
-            "closed_host_time_s": time.monotonic(),
-        }
+        hub_drops = self.rig.hub.drop_counts()
+        recorder_drops = dict(self.recorder.dropped)
+        clock_sync = {name: _as_dict(sync.estimate()) for name, sync in self.rig.clock_sync().items()}
+        summary = {"hub_drops": hub_drops, "recorder_drops": recorder_drops, "clock_sync": clock_sync,
+                   "closed_host_time_s": time.monotonic()}
         # One short event per fact: the events table keeps each message to 512 bytes.
         now = time.monotonic()
-        for device, estimate in summary["clock_sync"].items():
+        for device, estimate in clock_sync.items():
             self.recorder.event(Event(now, EventKind.CLOCK, device, json.dumps(estimate, default=float)))
-        self.recorder.event(Event(now, EventKind.DROPS, "hub", json.dumps(summary["hub_drops"].get("recorder", {}))))
-        self.recorder.event(Event(now, EventKind.DROPS, "recorder", json.dumps(summary["recorder_drops"])))
+        self.recorder.event(Event(now, EventKind.DROPS, "hub", json.dumps(hub_drops.get("recorder", {}))))
+        self.recorder.event(Event(now, EventKind.DROPS, "recorder", json.dumps(recorder_drops)))
         self._sub.close()
         try:
             self.recorder.close()
-            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
+            lost = sum(recorder_drops.values()) + sum(hub_drops.get("recorder", {}).values())
             logger.log(logging.WARNING if lost or self._error else logging.INFO, "session %s closed: %s samples, %s",
                     self.path, sum(self.recorder.flushed.values()), f"{lost} dropped" if lost else "nothing dropped")
         finally:

@@ -58,6 +58,7 @@ TRIAL_DTYPE = np.dtype([
     ("stop_host_time_s", "f8"),      # NaN while the trial runs (or if the recording crashed in it)
     ("outcome", h5py.string_dtype("utf-8", 64)),
 ])
+TRIAL_FIELDS: tuple[str, ...] = TRIAL_DTYPE.names or ()   # its column names, in order
 # ~256 KiB chunks: big enough that a 250 kS/s stream costs a few chunk writes per flush, small enough
 # that a 1 kHz stream's partial last chunk (rewritten at every flush) stays cheap.
 CHUNK_BYTES = 256 * 1024
@@ -224,7 +225,8 @@ class SessionRecorder:
             raise RecordingError(f"{self.path}: trial {self._trials[-1]['name']!r} is still running")
         if self._thread is None:
             self.start()
-        trial = {"index": len(self._trials) + 1, "name": name, "protocol": protocol,
+        index = len(self._trials) + 1
+        trial = {"index": index, "name": name, "protocol": protocol,
                  "parameters_json": json.dumps(parameters, sort_keys=True, default=str), "repeat": int(repeat),
                  "start_host_time_s": time.monotonic() if host_time_s is None else host_time_s,
                  "stop_host_time_s": np.nan, "outcome": ""}
@@ -232,7 +234,7 @@ class SessionRecorder:
             self._trials.append(trial)
             self._trials_dirty = True
         self._wake.set()
-        return trial["index"]
+        return index
 
     def end_trial(self, outcome: str, host_time_s: float | None = None) -> None:
         self._check()
@@ -296,7 +298,7 @@ class SessionRecorder:
                 if ds.shape[0] != len(trials):
                     ds.resize((len(trials),))
                 ds[:] = np.array([tuple(_utf8(t[k], TRIAL_DTYPE[k].itemsize) if isinstance(t[k], str) else t[k]
-                                       for k in TRIAL_DTYPE.names) for t in trials], dtype=TRIAL_DTYPE)
+                                       for k in TRIAL_FIELDS) for t in trials], dtype=TRIAL_DTYPE)
             self._file.flush()
             self._check_still_there()
         except (OSError, RuntimeError, ValueError) as exc:

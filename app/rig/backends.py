@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
     from uartlab.drivers.ati import FTCalibration
+    from uartlab.drivers.twins.rig import TwinRig
 
 FACTORIES = "uartlab.app.rig.factories"
 
@@ -83,7 +84,7 @@ def open_device(family: str, config: RigConfig, twin, time_scale: float):
     return backend_of(config, family).load()(config, twin, time_scale)
 
 
-def start_twin_rig(config: RigConfig):
+def start_twin_rig(config: RigConfig) -> TwinRig:
     """The twin rig for this config (plant, clock, bus, DAQ and Motive twins), started."""
     from uartlab.drivers.twins.plant import PlantConfig
     from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig

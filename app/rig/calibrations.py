@@ -108,7 +108,8 @@ class RigCalibrations:
         if tool is None:
             tool = tuple(stored.values.get("tool_transform_mm_deg", (0.0,) * 6)) if stored else (0.0,) * 6
         cal.set_units("N", "N-m")  # SI inside (README, Conventions)
-        cal.set_tool_transform(*tool, dist_units="mm", angle_units="degrees")
+        dx, dy, dz, rx, ry, rz = tool   # six numbers: rig.toml and the store's checks say so
+        cal.set_tool_transform(dx, dy, dz, rx, ry, rz, dist_units="mm", angle_units="degrees")
         if stored is not None and "bias_V" in stored.values:
             cal.bias(np.asarray(stored.values["bias_V"], dtype=float))
         return cal

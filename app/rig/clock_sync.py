@@ -94,7 +94,8 @@ class TickUnwrap:
     """Realtime Tick (ms, wraps at 32768) -> a continuous device time in s."""
 
     def __init__(self, wrap: int = REALTIME_TICK_WRAP):
-        self.wrap, self._last, self._turns = wrap, None, 0
+        self.wrap, self._turns = wrap, 0
+        self._last: int | None = None
 
     def __call__(self, tick_ms: int) -> float:
         if self._last is not None and tick_ms < self._last - self.wrap // 2:

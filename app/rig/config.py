@@ -17,6 +17,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import overload
 
 from uartlab.app.rig import backends
 from uartlab.drivers.interfaces import ConfigError
@@ -153,7 +154,8 @@ class _Table:
     """One TOML table; typed getters record which keys were read so leftovers are reported as unknown."""
 
     def __init__(self, file: _File, prefix: str, data: dict):
-        self.file, self.prefix, self.data, self.used = file, prefix, data, set()
+        self.file, self.prefix, self.data = file, prefix, data
+        self.used: set[str] = set()
 
     def key(self, name: str) -> str:
         return f"{self.prefix}.{name}" if self.prefix else name
@@ -174,7 +176,15 @@ class _Table:
     def string(self, name: str, default: str) -> str:
         return self.get(name, (str,), default, "a string")
 
-    def number(self, name: str, default: float | None, positive: bool = False, lo: float | None = None) -> float:
+    @overload
+    def number(self, name: str, default: float, positive: bool = False, lo: float | None = None) -> float: ...
+    @overload
+    def number(self, name: str, default: None, positive: bool = False,
+               lo: float | None = None) -> float | None: ...
+
+    def number(self, name: str, default: float | None, positive: bool = False,
+               lo: float | None = None) -> float | None:
+        """The key's number, checked; ``default`` when it is absent (None: the caller's "not given")."""
         value = self.get(name, (int, float), default, "a number")
         if value is None:
             return None
@@ -182,6 +192,13 @@ class _Table:
         if not math.isfinite(value) or (positive and value <= 0) or (lo is not None and value < lo):
             bound = "> 0" if positive else f">= {lo:g}"
             raise self.error(name, f"must be finite and {bound}, got {value:g}")
+        return value
+
+    def required_number(self, name: str, positive: bool = False, lo: float | None = None) -> float:
+        """The key's number, checked; the key must be there."""
+        value = self.number(name, None, positive, lo)
+        if value is None:
+            raise self.error(name, "missing")
         return value
 
     def integer(self, name: str, default: int, lo: int, hi: int) -> int:
@@ -299,8 +316,9 @@ def _sea(t: _Table, daq: DaqConfig) -> SeaConfig:
         for name in ("v0_V", "gain_N_per_V"):
             if name not in sub.data:
                 raise sub.error(name, "missing")
-        cals.append(SeaCalibration(v0_V=sub.number("v0_V", None), gain_N_per_V=sub.number("gain_N_per_V", None)))
-        if problem := sea_problem("v0_V", cals[-1].v0_V) or sea_problem("gain_N_per_V", cals[-1].gain_N_per_V):
+        v0_V, gain_N_per_V = sub.required_number("v0_V"), sub.required_number("gain_N_per_V")
+        cals.append(SeaCalibration(v0_V=v0_V, gain_N_per_V=gain_N_per_V))
+        if problem := sea_problem("v0_V", v0_V) or sea_problem("gain_N_per_V", gain_N_per_V):
             raise sub.error(*problem)
         sub.done()
     t.done()
@@ -395,7 +413,7 @@ def _limits(t: _Table) -> Ceilings:
             raise ConfigError(str(exc).replace(f"{t.file.name}: ", f"{t.file.name}:{line}: ", 1)
                               if line and str(exc).startswith(f"{t.file.name}: ") else str(exc)) from None
     elif excursion is not None:
-        per_tendon = dict.fromkeys(TENDONS, t.number("max_excursion_mm", None, positive=True))
+        per_tendon = dict.fromkeys(TENDONS, t.required_number("max_excursion_mm", positive=True))
     limits = Limits(per_tendon, t.number("max_tendon_force_N", default.max_tendon_force_N, positive=True),
                     t.number("max_fingertip_force_N", default.max_fingertip_force_N, positive=True))
     values = {"max_tendon_force_N": limits.max_tendon_force_N, "max_fingertip_force_N": limits.max_fingertip_force_N,

@@ -98,7 +98,10 @@ class JointStream:
             first = self._sub.get(timeout_s=0.2)
             if first is None:
                 continue
-            records = [first, *self._sub.drain()]
+            # A mocap-only subscription: Records, never Events.
+            records = [item for item in (first, *self._sub.drain()) if isinstance(item, Record)]
+            if not records:
+                continue
             self.skipped += sum(len(r) for r in records) - 1
             newest = records[-1]
             self._solve(newest, len(newest) - 1)

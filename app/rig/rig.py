@@ -31,7 +31,7 @@ import math
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from uartlab.app.rig import backends
@@ -46,6 +46,7 @@ from uartlab.drivers.interfaces import Actuators, ActuatorSample, AnalogInput, M
 from uartlab.drivers.joint_angles import JointAngleEstimator
 from uartlab.drivers.mx64_link import ServoError
 from uartlab.drivers.sensors import Nano17, SeaForces
+from uartlab.errors import DeviceError
 from uartlab.hub import Hub
 from uartlab.pacing import FixedRate
 from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
@@ -61,9 +62,20 @@ from uartlab.sim import FingerParams
 from uartlab.streams import EventKind, Record
 
 if TYPE_CHECKING:
+    from uartlab.app.rig.backends import TwinRig
     from uartlab.app.run.engine import Engine
+    from uartlab.app.run.procedure import ProcedureRun
 
 log = logging.getLogger(__name__)
+
+_Device = TypeVar("_Device")
+
+
+def _opened(device: _Device | None, name: str) -> _Device:
+    """The device a stream thread or the twin's setup relies on; a clear error if the rig never opened it."""
+    if device is None:
+        raise DeviceError(f"rig: the {name} is not open (the rig has not started)")
+    return device
 
 
 # ------------------------------------------------------------------ device streams
@@ -115,7 +127,7 @@ class Rig:
 
     def __init__(self, config: RigConfig, hub: Hub | None = None):
         self.config, self.hub = config, hub or Hub()
-        self._twin = None
+        self._twin: TwinRig | None = None
         self.engine: Engine | None = None   # the one control loop moving the servos now (the engine sets it)
         self.actuators: Actuators | None = None     # a LockedActuators: several threads share the bus
         self.daq: AnalogInput | None = None
@@ -158,16 +170,18 @@ class Rig:
 
         self.sea_forces = SeaForces(self.calibrations.sea(twin.plant if twin is not None else None))
         self.nano17 = Nano17(self.calibrations.ft()) if d.gauges else None
-        self.daq = backends.open_device("daq", self.config, twin, self.time_scale)
-        self.daq.start()
-        self._streams["daq"] = _Stream(self, "daq", self.daq.name, self._daq_loop)
+        daq: AnalogInput = backends.open_device("daq", self.config, twin, self.time_scale)
+        self.daq = daq
+        daq.start()
+        self._streams["daq"] = _Stream(self, "daq", daq.name, self._daq_loop)
         self.hub.register(daq_spec(d.rate_hz))
 
-        self.mocap = backends.open_device("mocap", self.config, twin, self.time_scale)
-        self.mocap.connect()
+        mocap: Mocap = backends.open_device("mocap", self.config, twin, self.time_scale)
+        self.mocap = mocap
+        mocap.connect()
         self._streams["mocap"] = _Stream(self, "mocap", "OptiTrack", self._mocap_loop)
-        self.hub.register(mocap_spec(self.mocap.marker_names, self.mocap.rate_hz))
-        self.hub.register(joints_spec(min(self.mocap.rate_hz or DEFAULT_IK_RATE_HZ, DEFAULT_IK_RATE_HZ)))
+        self.hub.register(mocap_spec(mocap.marker_names, mocap.rate_hz))
+        self.hub.register(joints_spec(min(mocap.rate_hz or DEFAULT_IK_RATE_HZ, DEFAULT_IK_RATE_HZ)))
         estimator = self.joint_estimator()
         if estimator is not None:
             self.joints = JointStream(self.hub, estimator)
@@ -180,10 +194,10 @@ class Rig:
         """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
         calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
         if backends.backend_of(self.config, "mocap").on_twin:
-            plant = self._twin.plant
+            plant = _opened(self._twin, "twin rig").plant
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
-        return self.calibrations.mocap_estimator(self.mocap.marker_names)
+        return self.calibrations.mocap_estimator(_opened(self.mocap, "mocap").marker_names)
 
     def calibration_status(self) -> tuple[list[str], list[str]]:
         """(missing, stale): one sentence each about the calibrations a run relies on (RigCalibrations)."""
@@ -246,14 +260,14 @@ class Rig:
         """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
         if not self.places_finger_itself:
             return False
-        self._twin.plant.place(pose, surface_angle_deg)
+        _opened(self._twin, "twin rig").plant.place(pose, surface_angle_deg)
         if self.joints is not None:
             self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"
         self.hub.event(EventKind.OPERATOR, "twin", f"finger placed: pose {pose}, {where}")
         return True
 
-    def motion(self, name: str, **limits):
+    def motion(self, name: str, **limits) -> ProcedureRun:
         """The engine for a procedure's moves (app/run/procedure.py), started: pre-flight, torque on holding,
         the interlocks watching. ``limits``: ``max_travel_m`` (required), ``max_tendon_force_N``, ``streams``,
         ``forces_required``, ``safe_action``. The caller closes it."""
@@ -317,9 +331,10 @@ class Rig:
     def _actuator_loop(self, stream: _Stream) -> None:
         pace = FixedRate(1.0 / self.config.actuators.poll_rate_hz, sleep=self._stopping.wait)  # after a stall: no burst
         unwrap = TickUnwrap()
+        actuators = _opened(self.actuators, "MX-64 bus")
         while not self._stopping.is_set():
             try:
-                sample: ActuatorSample = self.actuators.read()
+                sample: ActuatorSample = actuators.read()
             except ServoError as exc:
                 if exc.sample is not None:  # the read that found the fault: its error bits are the evidence
                     stream.publish(self._actuator_record(exc.sample), None, time.monotonic())
@@ -340,9 +355,10 @@ class Rig:
                              device_tick_ms=tick)
 
     def _daq_loop(self, stream: _Stream) -> None:
-        cols = self.daq.columns
+        daq, sea_forces = _opened(self.daq, "DAQ"), _opened(self.sea_forces, "SEA force conversion")
+        cols = daq.columns
         last_time: float | None = None
-        for block in self.daq.blocks(timeout_s=2.0):
+        for block in daq.blocks(timeout_s=2.0):
             n, v = len(block.volts), block.volts
             if block.gap_before:
                 # The task was restarted: its sample clock began again, and the indices only carry on by the
@@ -373,7 +389,7 @@ class Rig:
                 "pot_V": v[:, cols["pots"]],
                 "reference_V": v[:, cols["reference"][0]] if cols["reference"] else np.full(n, np.nan),
                 "gauge_V": v[:, cols["gauges"]] if cols["gauges"] else nan,
-                "tendon_force_N": self.sea_forces.forces(block),
+                "tendon_force_N": sea_forces.forces(block),
                 "wrench": self.nano17.wrench(block) if self.nano17 is not None else nan,
             })
             stream.publish(record, None, block.host_time_s)  # observed above, before the mapping
@@ -382,9 +398,10 @@ class Rig:
 
     def _mocap_loop(self, stream: _Stream) -> None:
         stalled = False
+        mocap = _opened(self.mocap, "mocap")
         while not self._stopping.is_set():
             got = False
-            for sample in self.mocap.samples(timeout_s=0.5):
+            for sample in mocap.samples(timeout_s=0.5):
                 got = True
                 if stalled:
                     stalled = False

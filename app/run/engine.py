@@ -113,8 +113,8 @@ class Engine:
             self.rig.engine = self  # claimed from the pre-flight on, so an E-stop meanwhile latches here
         try:
             self.preflight(preflight_timeout_s)
-            self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # for "return to start"
-            self._before_arm()
+            start_m = self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # "return to start"
+            self._before_arm(start_m)
             with self._lock:
                 if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
                     raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
@@ -130,8 +130,8 @@ class Engine:
         self._thread.start()
         return self
 
-    def _before_arm(self) -> None:
-        """What a kind of run does after pre-flight, before the servos are enabled."""
+    def _before_arm(self, start_m: np.ndarray) -> None:
+        """What a kind of run does after pre-flight, before the servos are enabled (the tendons at ``start_m``)."""
 
     def preflight(self, timeout_s: float = 5.0) -> None:
         """Every watched device streaming and nothing failed - or PreflightError."""

@@ -63,7 +63,7 @@ class Experiment(Engine):
         self.warnings: list[str] = []               # said before the run started (stale calibrations)
 
     # ------------------------------------------------------------ before the servos move
-    def _before_arm(self) -> None:
+    def _before_arm(self, start_m: np.ndarray) -> None:
         for warning in self.rig.calibration_status()[1]:  # stale: said before anything moves, then run
             self.rig.hub.event(EventKind.CALIBRATION, "rig", f"stale calibration: {warning}")
             self.warnings.append(warning)

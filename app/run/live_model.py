@@ -49,7 +49,7 @@ from uartlab.schema import (  # noqa: F401 - the model stream's declarations re-
 )
 from uartlab.sim import Finger, PlaneSurface
 from uartlab.sim.bondgraph import W_FORCE, contact_into, make_work
-from uartlab.sim.integrators import DEFAULT_DT_S, STATE_BOUNDS
+from uartlab.sim.integrators import DEFAULT_DT_S, STATE_BOUNDS, Stepper
 from uartlab.sim.kinematics import frames_into
 from uartlab.sim.scenarios import deflection_for_force, measured_start
 from uartlab.sim.surface import fingertip_force_from_sensor
@@ -88,7 +88,7 @@ class LiveStats:
 @dataclass
 class _Trial:
     index: int
-    stepper: object
+    stepper: Stepper
     surface_angle_deg: float | None
     S: np.ndarray
     t: float                     # host time of the last step
@@ -125,7 +125,8 @@ class LiveModel:
         self._prev: tuple[int, int] | None = None
         self._gap = False
         self._unstarted: int | None = None  # the trial whose start is waiting for measurements
-        self._last_finite = {RUNNER.joint_angles_rad: None, RUNNER.tendon_force_N: None, RUNNER.wrench: np.zeros(6)}
+        self._last_finite: dict[str, np.ndarray | None] = {
+            RUNNER.joint_angles_rad: None, RUNNER.tendon_force_N: None, RUNNER.wrench: np.zeros(6)}
         self._sub = hub.subscribe(SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -209,7 +210,7 @@ class LiveModel:
                 late = phase != ACTUATE or prev is None or prev[0] == ACTUATE or gap
                 self._start_trial(t, phase, index, d, k, late)
             return
-        self._advance(t, phase, d, k, following)
+        self._advance(trial, t, phase, d, k, following)
 
     def _remember(self, d: dict, k: int) -> None:
         """The last finite measurement of each input, for a start when this tick's is missing."""
@@ -233,9 +234,10 @@ class LiveModel:
     def _start_trial(self, t: float, phase: int, index: int, d: dict, k: int, late: bool) -> None:
         t0 = self._clock()
         angles, forces = self._last_finite[RUNNER.joint_angles_rad], self._last_finite[RUNNER.tendon_force_N]
+        wrench = self._last_finite[RUNNER.wrench]   # zeros until one is measured: never None
         stale = [n for n in (RUNNER.joint_angles_rad, RUNNER.tendon_force_N, RUNNER.wrench) if not _finite(d[n][k])]
         excursion = np.asarray(d[RUNNER.excursion_m][k], dtype=float).copy()
-        if angles is None or forces is None or not _finite(excursion):
+        if angles is None or forces is None or wrench is None or not _finite(excursion):
             if self._unstarted != index:  # once per trial; the next ticks try again (joining late)
                 self._say(f"trial {index}: model not started yet: no measured joint angles, tendon forces or "
                           "excursion so far")
@@ -245,16 +247,15 @@ class LiveModel:
         if entry is None and self.plan:
             self._say(f"trial {index}: not in the suite's {len(self.plan)} trials; modelled as free motion")
         angle = getattr(entry, "surface_angle_deg", None)
-        wrench = self._last_finite[RUNNER.wrench]
         normal_force = float(PlaneSurface(0.0 if angle is None else angle, (0.0, 0.0, 0.0)).normal
                              @ fingertip_force_from_sensor(wrench[:3], angle))
         x0, surface, notes = measured_start(self.finger, angles, forces, angle, normal_force)
         stepper = self.finger.stepper(x0, surface, self.method, self.max_substep_s)
-        self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, getattr(entry, "name", "?"))
+        trial = self._trial = _Trial(index, stepper, angle, stepper.S, t, excursion, getattr(entry, "name", "?"))
         self._pending = 0
         self.stats.trials += 1
         self.rms.reset(index)
-        name = self._trial.name
+        name = trial.name
         where = f" late (in {_phase_name(phase)}, velocities assumed zero)" if late else ""
         contact = "free" if surface is None else \
             f"surface {angle:g} deg, {1e3 * deflection_for_force(self.finger, normal_force):.2f} mm deflection"
@@ -262,10 +263,9 @@ class LiveModel:
                   f"{np.round(np.degrees(x0.theta), 1).tolist()} deg, tendon forces {np.round(x0.F_input, 2).tolist()} "
                   f"N, {contact}" + "".join(f"; {n}" for n in notes)
                   + (f"; not measured this tick, the last measured used: {', '.join(stale)}" if stale else ""))
-        self._publish(t, phase, d, k, max(0.0, self._newest_t - t), 1, t0)
+        self._publish(trial, t, phase, d, k, max(0.0, self._newest_t - t), 1, t0)
 
-    def _advance(self, t: float, phase: int, d: dict, k: int, following) -> None:
-        tr = self._trial
+    def _advance(self, tr: _Trial, t: float, phase: int, d: dict, k: int, following) -> None:
         excursion = np.asarray(d[RUNNER.excursion_m][k], dtype=float)
         dt, lag = t - tr.t, max(0.0, self._newest_t - t)
         self.stats.max_lag_s = max(self.stats.max_lag_s, lag)
@@ -288,7 +288,7 @@ class LiveModel:
             return
         tr.t, tr.excursion = t, excursion.copy()
         ticks, self._pending = 1 + self._pending, 0
-        self._publish(t, phase, d, k, lag, ticks, t0)
+        self._publish(tr, t, phase, d, k, lag, ticks, t0)
         if self._behind and lag <= self.behind_s:
             self._say(f"caught up: {self._episode_merged} ticks merged, {self._episode_dropped} dropped by the hub, "
                       f"at most {self._behind_max_lag:.3f} s behind")
@@ -301,8 +301,8 @@ class LiveModel:
             self._behind_max_lag, self._episode_merged, self._episode_dropped = 0.0, 0, 0
             self._say(f"behind: {why}")
 
-    def _publish(self, t: float, phase: int, d: dict, k: int, lag: float, ticks: int, t0: float) -> None:
-        tr = self._trial
+    def _publish(self, tr: _Trial, t: float, phase: int, d: dict, k: int, lag: float, ticks: int,
+                 t0: float) -> None:
         x = tr.stepper.x
         theta, tension = x[8:12].copy(), x[12:18].copy()
         tip = self._tip_force(tr)

@@ -62,10 +62,10 @@ class ProcedureRun(Engine):
         super().__init__(rig, runner)
         self.name = name
 
-    def _before_arm(self) -> None:
+    def _before_arm(self, start_m: np.ndarray) -> None:
         interlocks = self.runner.interlocks
         interlocks.limits = dataclasses.replace(interlocks.limits,
-                                                max_excursion_m=np.abs(self.start_m) + self.max_travel_m)
+                                                max_excursion_m=np.abs(start_m) + self.max_travel_m)
 
     # ------------------------------------------------------------ the procedure's side
     def step(self, step: Step) -> None:

@@ -23,10 +23,14 @@ import contextlib
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uartlab.errors import RecordingError
 from uartlab.schema import EventKind  # light: the E-stop path imports this module
+
+if TYPE_CHECKING:
+    from uartlab.app.run.experiment import Experiment
+    from uartlab.app.run.live_model import LiveModel
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +75,8 @@ class Run:
             self.path = session_path(self.folder, suite.name)
         self.operator, self.notes, self.safe_action = operator, notes, safe_action
         self.want_live_model, self.params, self.title = live_model, params, title
-        self.live_model = None
-        self.experiment = None
+        self.live_model: LiveModel | None = None
+        self.experiment: Experiment | None = None
         self.warnings: list[str] = []               # the session's free-space warning, stale calibrations
         self.session_summary: dict | None = None    # what the session's close said (drops, clock estimates)
         self.close_error: RecordingError | None = None  # the file failed after the run ended
@@ -95,7 +99,7 @@ class Run:
         if self.path is not None:
             from uartlab.app.record.logs import log_file
 
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)   # the folder
             self._outer.enter_context(log_file(self.path.with_suffix(".log")))  # the run's log beside its file
         if self.rig is None:
             from uartlab.app.rig.rig import Rig
@@ -139,20 +143,28 @@ class Run:
 
         if self.experiment is None:
             self.assemble()
+        experiment = self._assembled
         try:
             with self._lock:
                 if self.estop_reason is not None:
                     raise PreflightError([f"E-stop before the run started ({self.estop_reason})"])
-            self.experiment.start()
+            experiment.start()
             with self._lock:
                 self._started = True
                 if self.estop_reason is not None:   # pressed while the pre-flight ran
-                    self.experiment.estop(self.estop_reason)
+                    experiment.estop(self.estop_reason)
         except BaseException as exc:
             self._teardown(exc)
             raise
-        self.warnings += self.experiment.warnings
+        self.warnings += experiment.warnings
         return self
+
+    @property
+    def _assembled(self) -> Experiment:
+        """The run's Experiment; a clear error when asked of a run not assembled."""
+        if self.experiment is None:
+            raise RuntimeError(f"{self.title}: the run is not assembled (assemble() or start() first)")
+        return self.experiment
 
     def estop(self, reason: str) -> None:
         """Torque off now and latch, from any thread, in any state (assembling, running, over, closed; a rig
@@ -168,14 +180,14 @@ class Run:
             self.experiment.abort(why)
 
     def pause(self) -> None:
-        self.experiment.pause()
+        self._assembled.pause()
 
     def resume(self) -> None:
-        self.experiment.resume()
+        self._assembled.resume()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """True once the run is over (DONE, ABORTED or FAULT)."""
-        return self.experiment.wait(timeout_s)
+        return self._assembled.wait(timeout_s)
 
     def status(self):
         """The Experiment's status (phase, trial, progress, results), or None before it exists."""

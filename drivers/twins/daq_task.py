@@ -118,6 +118,13 @@ class DaqTask:
     def _fail(self, code: int, headline: str, *details: str) -> DaqmxError:
         return DaqmxError(code, headline, *details, f"Task Name: {self.name}")
 
+    @property
+    def _buffer(self) -> SampleBuffer:
+        """The PC buffer of a timed task, made by each start."""
+        if self.buffer is None:
+            raise RuntimeError(f"task {self.name}: no PC buffer before a timed task's first start")
+        return self.buffer
+
     def _refuse_while_running(self, what: str) -> None:
         if self.running:
             raise self._fail(E.CAN_NOT_PERFORM_OP_WHILE_TASK_RUNNING,
@@ -306,7 +313,7 @@ class DaqTask:
                 with self.cond:
                     if stop.is_set():
                         return
-                    if not self.buffer.write(scans):
+                    if not self._buffer.write(scans):
                         return self._overflow()
                     produced = due
                     self.stats.count("samples_produced", len(scans))
@@ -327,7 +334,7 @@ class DaqTask:
             "Increasing the buffer size, reading the data more frequently, or specifying a fixed number of samples "
             "to read instead of reading all available samples might correct the problem.",
             "Property: DAQmx_Read_RelativeTo", "Corresponding Value: DAQmx_Val_CurrReadPos",
-            "Property: DAQmx_Read_Offset", "Corresponding Value: 0", f"Buffer Size: {len(self.buffer.data)}")
+            "Property: DAQmx_Read_Offset", "Corresponding Value: 0", f"Buffer Size: {len(self._buffer.data)}")
         self.error.samps_per_chan_read = 0
         self.cond.notify_all()
 
@@ -352,14 +359,15 @@ class DaqTask:
                     raise self.error
                 n = self.default_read_size() if n_req < 0 else n_req
                 self._check_array(n, array_size)
-                left = self.samps_per_chan - self.buffer.read_pos
+                left = self.samps_per_chan - self._buffer.read_pos
                 if self.sample_mode == FINITE and n > left:
                     raise self._fail(E.SAMPLES_WILL_NEVER_BE_AVAILABLE, "Attempted to read a sample beyond the "
                                      "final sample acquired. The acquisition has stopped, therefore the sample "
                                      "specified by the combination of position and offset will never be available.",
                                      f"Samples Requested: {n}", f"Samples Left: {left}")
-                self._wait(lambda: not self.running or self.buffer.available >= n, timeout_s)
-                scans = self.buffer.take(min(n, self.buffer.available))[:, self.read_columns()]
+                self._wait(lambda: not self.running or self._buffer.available >= n, timeout_s)
+                buffer = self._buffer
+                scans = buffer.take(min(n, buffer.available))[:, self.read_columns()]
             status = 0 if len(scans) == n else E.SAMPLES_NOT_YET_AVAILABLE
             return self._layout(scans, n, fill_mode, array_size), len(scans), status
         finally:
@@ -369,10 +377,10 @@ class DaqTask:
     def default_read_size(self) -> int:
         """DAQmx_Read_DefaultNumberOfSamplesToRead: all available, or what is left of a finite acquisition."""
         with self.cond:
-            started = self.running and self.buffer is not None
+            buffer = self.buffer if self.running else None
             if self.sample_mode == FINITE and not self.read_all_avail:
-                return self.samps_per_chan - (self.buffer.read_pos if started else 0)
-            return self.buffer.available if started else 0
+                return self.samps_per_chan - (buffer.read_pos if buffer is not None else 0)
+            return buffer.available if buffer is not None else 0
 
     def _check_array(self, n: int, array_size: int) -> None:
         if n * len(self.read_columns()) > array_size:
