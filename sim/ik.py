@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
-from uartlab.sim.kinematics import N_FRAMES, forward_frames, jacobian_at
+from uartlab.sim.bounded_lm import bounded_lm
+from uartlab.sim.compiled import SIGN
+from uartlab.sim.kinematics import N_FRAMES, forward_frames
 from uartlab.sim.names import JOINTS
 
 # Default marker offsets. The UART bones are 1.5x human, so a marker base on the dorsal shell sits
@@ -109,55 +110,95 @@ class IKResult:
 def solve_ik(finger, measured_m, markers: Sequence[Marker], q0=None, weights=None) -> IKResult:
     """Fit q to measured marker positions (n, 3) world m; NaN rows are occluded markers and are skipped.
 
-    ``weights`` (n,) overrides the markers' own weights; ``q0`` defaults to mid-ROM.
+    ``weights`` (n,) overrides the markers' own weights; ``q0`` defaults to mid-ROM. Solved with the
+    bounded Levenberg-Marquardt of sim/bounded_lm.py (cheap enough to run on every mocap frame).
     """
     start_time = time.perf_counter()
-    markers = tuple(markers)
-    n = len(markers)
-    X = np.asarray(measured_m, dtype=float)
-    if X.shape != (n, 3):
-        raise ValueError(f"measured_m must have shape ({n}, 3) for {n} markers, got {X.shape}")
-    w = _weights(markers, weights)
-    present = np.all(np.isfinite(X), axis=1)
-    links = np.array([m.link for m in markers], dtype=int)
-    # Base markers (link 0) do not depend on q: they add a constant to the cost and nothing to the fit.
-    use = np.flatnonzero(present & (w > 0) & (links > 0))
-    if use.size < 2:
-        raise ValueError(f"IK needs at least 2 usable markers on the moving bones (measured, weight > 0, "
-                         f"link > 0), got {use.size}: {[markers[i].name for i in use]}")
-    lo, hi = finger.params.rom_rad[:, 0], finger.params.rom_rad[:, 1]
-    q_start = 0.5 * (lo + hi) if q0 is None else np.clip(_pose(q0, "q0"), lo, hi)
-
-    use_links = links[use]
-    local = np.array([markers[i].local_m for i in use])
-    target = X[use]
-    sw = np.sqrt(w[use])[:, None]  # sqrt so that the squared residual carries w_i
-
-    def fun(q: np.ndarray) -> np.ndarray:
-        R, o = forward_frames(finger.P, q)
-        x = o[use_links] + np.einsum("kij,kj->ki", R[use_links], local)
-        return (sw * (x - target)).ravel()
-
-    def jac(q: np.ndarray) -> np.ndarray:
-        J = np.empty((3 * use.size, 4))
-        for r in range(use.size):  # only the linear rows: markers are points, not frames
-            J[3 * r:3 * r + 3] = sw[r] * jacobian_at(finger.P, q, int(use_links[r]), local[r])[:3]
-        return J
-
+    problem = _IKProblem(finger, measured_m, tuple(markers), q0, weights)
     # Tight tolerances: exact data should come back to round-off, and each frame is only 4 unknowns.
-    sol = least_squares(fun, q_start, jac=jac, bounds=(lo, hi), method="trf",
-                        ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=200)
-    q = np.clip(sol.x, lo, hi)
-    residuals = np.full(n, np.nan)
-    residuals[present] = np.linalg.norm(X[present] - marker_positions(finger, q, markers)[present], axis=1)
-    rms = float(np.sqrt(np.mean(residuals[present] ** 2)))
-    message = str(sol.message)
-    # A joint is only observed by markers distal to it; say so rather than return its start value silently.
-    blind = [JOINTS[j] for j in range(4) if not np.any(use_links > j)]
-    if blind:
-        message += f" Not observed by any marker (left at the start value): {', '.join(blind)}."
-    return IKResult(q, residuals, rms, bool(sol.success), message, int(sol.njev or 0),
-                    time.perf_counter() - start_time)
+    fit = bounded_lm(problem.residual_and_jacobian, problem.q_start, problem.lo, problem.hi)
+    return problem.result(fit.x, fit.success, fit.message, fit.njev, start_time)
+
+
+def solve_ik_scipy(finger, measured_m, markers: Sequence[Marker], q0=None, weights=None) -> IKResult:
+    """The same fit through scipy's least_squares (TRF): the reference solve_ik is checked and benched
+    against. Too slow per frame (its overhead is ~100x the kinematics), so not used on the live path."""
+    from scipy.optimize import least_squares  # only the reference needs scipy
+
+    start_time = time.perf_counter()
+    problem = _IKProblem(finger, measured_m, tuple(markers), q0, weights)
+    sol = least_squares(problem.residual, problem.q_start, jac=problem.jacobian, bounds=(problem.lo, problem.hi),
+                        method="trf", ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=200)
+    return problem.result(sol.x, bool(sol.success), str(sol.message), int(sol.njev or 0), start_time)
+
+
+class _IKProblem:
+    """One frame's weighted marker residuals sqrt(w_i) (x_i(q) - x_exp_i) over the usable markers."""
+
+    def __init__(self, finger, measured_m, markers: tuple[Marker, ...], q0, weights) -> None:
+        n = len(markers)
+        X = np.asarray(measured_m, dtype=float)
+        if X.shape != (n, 3):
+            raise ValueError(f"measured_m must have shape ({n}, 3) for {n} markers, got {X.shape}")
+        w = _weights(markers, weights)
+        present = np.all(np.isfinite(X), axis=1)
+        links = np.array([m.link for m in markers], dtype=int)
+        # Base markers (link 0) do not depend on q: they add a constant to the cost and nothing to the fit.
+        use = np.flatnonzero(present & (w > 0) & (links > 0))
+        if use.size < 2:
+            raise ValueError(f"IK needs at least 2 usable markers on the moving bones (measured, weight > 0, "
+                             f"link > 0), got {use.size}: {[markers[i].name for i in use]}")
+        self.finger, self.markers, self.X, self.present = finger, markers, X, present
+        self.lo, self.hi = finger.params.rom_rad[:, 0].copy(), finger.params.rom_rad[:, 1].copy()
+        self.q_start = 0.5 * (self.lo + self.hi) if q0 is None else np.clip(_pose(q0, "q0"), self.lo, self.hi)
+        self.all_links = links
+        self.all_local = np.array([m.local_m for m in markers])
+        self.use_links = links[use]
+        self.local = self.all_local[use]
+        self.target = X[use]
+        self.sw = np.sqrt(w[use])[:, None]  # sqrt so that the squared residual carries w_i
+        # Joint j moves a marker only if the marker's bone is distal to it (link > j); signed axis per joint.
+        self.weighted_moves = self.sw[:, :, None] * (np.arange(4)[None, None, :] < self.use_links[:, None, None])
+        self.sign = finger.P[SIGN:SIGN + 4][None, :]
+
+    def _points(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        R, o = forward_frames(self.finger.P, q)
+        x = o[self.use_links] + np.einsum("kij,kj->ki", R[self.use_links], self.local)
+        return R, o, x
+
+    def residual(self, q: np.ndarray) -> np.ndarray:
+        return (self.sw * (self._points(q)[2] - self.target)).ravel()
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        return self.residual_and_jacobian(q)[1]
+
+    def residual_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        R, o, x = self._points(q)
+        # Linear rows of the geometric Jacobian (kinematics.point_jacobian_into), for every marker at once:
+        # d x_k / d q_j = sign_j * z_j x (x_k - o_j), zero for joints distal to marker k's bone.
+        z = R[:4, :, 2] * self.sign.T                      # (4, 3) signed joint axes
+        d = x[:, None, :] - o[None, :4, :]                  # (k, 4, 3) from each joint to each marker
+        J = np.empty((x.shape[0], 3, 4))                    # np.cross costs more than the whole solve here
+        J[:, 0] = z[:, 1] * d[:, :, 2] - z[:, 2] * d[:, :, 1]
+        J[:, 1] = z[:, 2] * d[:, :, 0] - z[:, 0] * d[:, :, 2]
+        J[:, 2] = z[:, 0] * d[:, :, 1] - z[:, 1] * d[:, :, 0]
+        J = (J * self.weighted_moves).reshape(-1, 4)
+        return (self.sw * (x - self.target)).ravel(), J
+
+    def result(self, q: np.ndarray, success: bool, message: str, iterations: int, start_time: float) -> IKResult:
+        q = np.clip(q, self.lo, self.hi)
+        present = self.present
+        residuals = np.full(len(self.markers), np.nan)
+        R, o = forward_frames(self.finger.P, q)
+        links = self.all_links[present]
+        x = o[links] + np.einsum("kij,kj->ki", R[links], self.all_local[present])
+        residuals[present] = np.linalg.norm(self.X[present] - x, axis=1)
+        rms = float(np.sqrt(np.mean(residuals[present] ** 2)))
+        # A joint is only observed by markers distal to it; say so rather than return its start value silently.
+        blind = [JOINTS[j] for j in range(4) if not np.any(self.use_links > j)]
+        if blind:
+            message += f" Not observed by any marker (left at the start value): {', '.join(blind)}."
+        return IKResult(q, residuals, rms, success, message, iterations, time.perf_counter() - start_time)
 
 
 def solve_ik_trajectory(finger, measured_m, markers: Sequence[Marker], q0=None) -> tuple[np.ndarray, np.ndarray]:
