@@ -3,7 +3,8 @@
 (a) real-time factor of one free-motion trial (4 s sigmoid + settle), goal >= 300x;
 (b) speed ratio against scipy solve_ivp(RK45, rtol=1e-6) on the same right-hand side, at matched
     accuracy (steady-state angles within 0.05 deg), goal >= 20x;
-(c) wall time for all 22 distinct trials of the paper, goal <= 2 s.
+(c) wall time for all 22 distinct trials of the paper, goal <= 2 s;
+(d) IK per frame: the live solver against scipy least_squares on the same mocap frames (bench/ik.py).
 Timings are medians of ``--repeats`` runs after a warm-up (the first call compiles the kernels).
 """
 
@@ -14,6 +15,7 @@ import time
 
 import numpy as np
 from scipy.integrate import solve_ivp
+from uartlab.app.bench.ik import measure_ik
 from uartlab.sim import Finger
 from uartlab.sim import scenarios as sc
 from uartlab.sim.bondgraph import rhs
@@ -73,6 +75,7 @@ def measure(repeats: int = 5) -> dict:
         "speed_ratio_vs_scipy": scipy_wall / rk4_wall,
         "steady_angle_mismatch_deg": mismatch,
         "all_22_trials_wall_s": float(np.median(all_walls)),
+        **measure_ik(),
     }
 
 
@@ -90,6 +93,9 @@ def render(m: dict) -> str:
         f"{verdict(m['speed_ratio_vs_scipy'] >= GOAL_RATIO and m['steady_angle_mismatch_deg'] <= GOAL_MATCH_DEG)}",
         f"(c) all 22 paper trials       {m['all_22_trials_wall_s']:8.3f} s"
         f"   goal <= {GOAL_ALL_S:.0f} s: {verdict(m['all_22_trials_wall_s'] <= GOAL_ALL_S)}",
+        f"(d) IK per frame              {m['ik_new_us_per_frame']:8.0f} us   (scipy least_squares"
+        f" {m['ik_scipy_us_per_frame']:.0f} us, median of {m['ik_frames']} frames;"
+        f" angles differ by {m['ik_max_angle_difference_rad']:.1e} rad)",
     ])
 
 
