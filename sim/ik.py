@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from uartlab.sim.bounded_lm import bounded_lm
-from uartlab.sim.compiled import SIGN
 from uartlab.sim.kinematics import N_FRAMES, forward_frames
+from uartlab.sim.marker_kernel import marker_residuals_into
 from uartlab.sim.names import JOINTS
 
 # Default marker offsets. The UART bones are 1.5x human, so a marker base on the dorsal shell sits
@@ -154,36 +154,24 @@ class _IKProblem:
         self.all_links = links
         self.all_local = np.array([m.local_m for m in markers])
         self.use_links = links[use]
-        self.local = self.all_local[use]
-        self.target = X[use]
-        self.sw = np.sqrt(w[use])[:, None]  # sqrt so that the squared residual carries w_i
-        # Joint j moves a marker only if the marker's bone is distal to it (link > j); signed axis per joint.
-        self.weighted_moves = self.sw[:, :, None] * (np.arange(4)[None, None, :] < self.use_links[:, None, None])
-        self.sign = finger.P[SIGN:SIGN + 4][None, :]
-
-    def _points(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        R, o = forward_frames(self.finger.P, q)
-        x = o[self.use_links] + np.einsum("kij,kj->ki", R[self.use_links], self.local)
-        return R, o, x
+        self.local = np.ascontiguousarray(self.all_local[use])
+        self.target = np.ascontiguousarray(X[use])
+        self.sw = np.sqrt(w[use])  # sqrt so that the squared residual carries w_i
+        self._R, self._o = np.empty((N_FRAMES, 3, 3)), np.empty((N_FRAMES, 3))
 
     def residual(self, q: np.ndarray) -> np.ndarray:
-        return (self.sw * (self._points(q)[2] - self.target)).ravel()
+        return self.residual_and_jacobian(q)[0]
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         return self.residual_and_jacobian(q)[1]
 
     def residual_and_jacobian(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        R, o, x = self._points(q)
-        # Linear rows of the geometric Jacobian (kinematics.point_jacobian_into), for every marker at once:
-        # d x_k / d q_j = sign_j * z_j x (x_k - o_j), zero for joints distal to marker k's bone.
-        z = R[:4, :, 2] * self.sign.T                      # (4, 3) signed joint axes
-        d = x[:, None, :] - o[None, :4, :]                  # (k, 4, 3) from each joint to each marker
-        J = np.empty((x.shape[0], 3, 4))                    # np.cross costs more than the whole solve here
-        J[:, 0] = z[:, 1] * d[:, :, 2] - z[:, 2] * d[:, :, 1]
-        J[:, 1] = z[:, 2] * d[:, :, 0] - z[:, 0] * d[:, :, 2]
-        J[:, 2] = z[:, 0] * d[:, :, 1] - z[:, 1] * d[:, :, 0]
-        J = (J * self.weighted_moves).reshape(-1, 4)
-        return (self.sw * (x - self.target)).ravel(), J
+        """Fresh arrays each call: the solver keeps the last accepted pair while it tries the next."""
+        r = np.empty(3 * self.use_links.size)
+        J = np.empty((r.size, 4))
+        marker_residuals_into(self.finger.P, np.ascontiguousarray(q, dtype=float), self.use_links, self.local,
+                              self.target, self.sw, self._R, self._o, r, J)
+        return r, J
 
     def result(self, q: np.ndarray, success: bool, message: str, iterations: int, start_time: float) -> IKResult:
         q = np.clip(q, self.lo, self.hi)
