@@ -5,6 +5,11 @@ As in the seed paper (and OpenSim's IK tool), each frame's joint angles minimise
 where every marker is fixed on one bone. Results carry the per-marker residual
 e_i = ||x_exp_i - x_i(q)|| and the solve's run time, the quantities the seed reports.
 
+Each frame is solved by the bounded Levenberg-Marquardt of bounded_lm.py on residuals and Jacobian from
+one compiled call (marker_kernel.py), cheap enough for every 100 Hz mocap frame; solve_ik_scipy is the
+same fit through scipy's least_squares (TRF), kept as the reference the tests and `uartlab bench sim`
+compare against.
+
 Marker frames (checked with Finger.frames at q = 0; world X distal, Y radial, Z dorsal, sim/data/uart.toml):
 links 2, 3, 4 (proximal, middle, distal phalanx) have their origin at the bone's distal end, local x
 along the bone (so points on a bone have x < 0), local +y dorsal and local +z on the flexion axis,
