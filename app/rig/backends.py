@@ -102,6 +102,13 @@ def twin_ft_calibration() -> FTCalibration:
     return load_twin_calibration()
 
 
+def twin_ft_calibration_name() -> str:
+    """The twin's Nano17 calibration file's name, as a session file embeds it."""
+    from uartlab.drivers.twins.nano17 import TWIN_CAL_FILE
+
+    return TWIN_CAL_FILE
+
+
 def twin_ft_calibration_file() -> tuple[str, str]:
     """The twin's Nano17 calibration file as (name, text), to embed in a session file verbatim."""
     from importlib import resources

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from uartlab.app.record.player import SessionFile
+from uartlab.app.rig.backends import twin_ft_calibration_name
 from uartlab.app.rig.config import RigConfig, parse_rig_config
 from uartlab.app.run.rig_like import DeviceHealth
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
@@ -37,7 +38,6 @@ from uartlab.streams import Record
 if TYPE_CHECKING:
     from uartlab.app.run.engine import Engine
 
-TWIN_CAL_NAME = "twin_nano17.cal"   # what a session embeds for the twin's Nano17 (app/record/session.py)
 READ_CHUNK_S = 1.0   # recorded seconds read from the file at once: few HDF5 reads per second of replay
 WINDOW_S = 0.010     # recorded seconds delivered at once: the DAQ's blocks arrive about as often live
 
@@ -198,7 +198,7 @@ class ReplayedRig:
         from uartlab.drivers.ati import FTCalibration
 
         n = self.config.nano17
-        name = TWIN_CAL_NAME if n.calibration_file is None else Path(n.calibration_file).name
+        name = twin_ft_calibration_name() if n.calibration_file is None else Path(n.calibration_file).name
         text = self.file.calibration_texts.get(name)
         if text is None:
             raise InputFileError(f"{self.file.path}:/config/calibration: no {name} embedded (the Nano17's "
