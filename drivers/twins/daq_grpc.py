@@ -15,6 +15,7 @@ session is attached to if it exists (AUTO), an empty name gets a generated one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -30,7 +31,10 @@ from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.error_codes import DAQmxErrors as E
 from session_pb2 import Session
 from uartlab.drivers.twins import daq_task
+from uartlab.drivers.twins.daq_not_supported import not_supported
 from uartlab.drivers.twins.daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
+from uartlab.drivers.twins.daq_tdms import LogConfig
+from uartlab.drivers.twins.daq_waveform import analog_waveforms
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,10 @@ _READ_ATTRS = {
     0x190B: lambda t: 0,                                                      # Offset
     0x1826: lambda t: True,                                                   # AutoStart
     0x2174: lambda t: False,                                                  # OverloadedChansExist
+    0x2EC4: lambda t: t.logging.file_path,                                    # Logging.FilePath
+    0x2EC5: lambda t: t.logging.mode,
+    0x2EC6: lambda t: t.logging.group_name,                                   # Logging.TDMS.GroupName
+    0x2EC7: lambda t: t.logging.operation,                                    # Logging.TDMS.Operation
 }
 _TIMING_ATTRS = {
     0x1344: lambda t: t.rate_Hz,
@@ -73,12 +81,19 @@ _TIMING_ATTRS = {
     0x1301: lambda t: C.Edge.RISING.value,
 }
 _BUFFER_ATTRS = {0x186C: lambda t: t.buffer_size, 0x230A: lambda t: daq_task.ONBOARD_FIFO_SAMPLES}
-_TRIG_ATTRS = {0x1393: lambda t: C.TriggerType.NONE.value, 0x1419: lambda t: C.TriggerType.NONE.value}
+_EDGE, _NONE = C.TriggerType.DIGITAL_EDGE.value, C.TriggerType.NONE.value
+_TRIG_ATTRS = {
+    0x1393: lambda t: _NONE if t.start_trigger is None else _EDGE,           # StartTrig.Type
+    0x1419: lambda t: _NONE if t.ref_trigger is None else _EDGE,             # RefTrig.Type
+    0x1407: lambda t: t.start_trigger or "",                                  # StartTrig.DigEdge.Src
+    0x1434: lambda t: t.ref_trigger[0] if t.ref_trigger else "",              # RefTrig.DigEdge.Src
+    0x1445: lambda t: t.ref_trigger[1] if t.ref_trigger else 0,               # RefTrig.PretrigSamples
+}
 _CHAN_ATTRS = {
     0x187F: lambda c: C.ChannelType.ANALOG_INPUT.value,
     0x0695: lambda c: C.UsageTypeAI.VOLTAGE.value,
-    0x17DE: lambda c: c.min_V,
-    0x17DD: lambda c: c.max_V,
+    0x17DE: lambda c: -c.range_V,   # AI.Min: "the coerced minimum value the device can measure" (NI)
+    0x17DD: lambda c: c.range_V,
     0x1816: lambda c: -c.range_V,                                             # AI.Rng.Low
     0x1815: lambda c: c.range_V,
     0x1097: lambda c: c.terminal,
@@ -107,6 +122,11 @@ _SYSTEM_ATTRS = {0x1272: lambda dev: DRIVER_VERSION[0], 0x1923: lambda dev: DRIV
 _GROUPS = {"Task": _TASK_ATTRS, "Read": _READ_ATTRS, "Timing": _TIMING_ATTRS, "Buffer": _BUFFER_ATTRS,
            "Trig": _TRIG_ATTRS, "Chan": _CHAN_ATTRS, "Device": _DEVICE_ATTRS, "SystemInfo": _SYSTEM_ATTRS}
 _TYPES = ("Bool", "Double", "DoubleArray", "Int32", "Int32Array", "String", "UInt32", "UInt64")
+_SETTABLE = ("Read", "Buffer", "Timing", "Chan")
+# Settable channel attributes: DaqTask.configure_channels keyword, the value a reset restores.
+_CHAN_SETTERS = {0x17DD: ("max_V", daq_task.RANGES_V[-1]), 0x17DE: ("min_V", -daq_task.RANGES_V[-1]),
+                 0x1097: ("terminal", C.TerminalConfiguration.DEFAULT.value)}
+_LOGGING_FIELDS = {0x2EC4: "file_path", 0x2EC5: "mode", 0x2EC6: "group_name", 0x2EC7: "operation"}
 
 
 class RpcAbort(Exception):
@@ -221,6 +241,36 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
         return pb.CfgSampClkTimingResponse()
 
     @_rpc
+    def CfgDigEdgeStartTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(request.trigger_source, task.ref_trigger)
+        return pb.CfgDigEdgeStartTrigResponse()
+
+    @_rpc
+    def CfgDigEdgeRefTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(task.start_trigger, (request.trigger_source, request.pretrigger_samples))
+        return pb.CfgDigEdgeRefTrigResponse()
+
+    @_rpc
+    def DisableStartTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(None, task.ref_trigger)
+        return pb.DisableStartTrigResponse()
+
+    @_rpc
+    def DisableRefTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(task.start_trigger, None)
+        return pb.DisableRefTrigResponse()
+
+    @_rpc
+    def ConfigureLogging(self, request, context):
+        self.task(request).configure_logging(LogConfig(request.file_path, _enum(request, "logging_mode"),
+                                                       request.group_name, _enum(request, "operation")))
+        return pb.ConfigureLoggingResponse()
+
+    @_rpc
     def CfgInputBuffer(self, request, context):
         self._set(self.task(request), "Buffer", 0x186C, request.num_samps_per_chan)
         return pb.CfgInputBufferResponse()
@@ -267,6 +317,22 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
             raise
         context.set_trailing_metadata([("ni-samps-per-chan-read", str(n_read))])
         return pb.ReadAnalogF64Response(read_array=flat, samps_per_chan_read=n_read, status=status)
+
+    @_rpc
+    def ReadAnalogWaveforms(self, request, context):
+        task = self.task(request)
+        try:
+            block = task.read_block(request.num_samps_per_chan, request.timeout)
+        except DaqmxError as exc:
+            exc.samps_per_chan_read = exc.samps_per_chan_read or 0
+            raise
+        with task.cond:
+            channels = [task.channels[i] for i in task.read_columns()]
+        context.set_trailing_metadata([("ni-samps-per-chan-read", str(len(block.scans)))])
+        return pb.ReadAnalogWaveformsResponse(
+            waveforms=analog_waveforms(block.scans, block.t0, block.dt_s, channels,
+                                       _enum(request, "waveform_attribute_mode")),
+            samps_per_chan_read=len(block.scans), status=block.status)
 
     @_rpc
     def ReadAnalogScalarF64(self, request, context):
@@ -335,10 +401,18 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
                              f"Channels: {request.channel}", f"Task Name: {task.name}")
         return next(iter(values.values()))
 
-    def _set(self, task: DaqTask, group: str, attr: int, value) -> None:
-        """The settable attributes the app uses; value None resets to the default."""
+    def _set(self, task: DaqTask, group: str, attr: int, value, channel: str = "") -> None:
+        """The settable attributes the app and NI's examples use; value None resets to the default."""
         with task.cond:
-            if (group, attr) == ("Read", 0x1823):
+            if group == "Chan" and attr in _CHAN_SETTERS:
+                key, default = _CHAN_SETTERS[attr]
+                task.configure_channels(channel, **{key: default if value is None else value})
+            elif group == "Read" and attr in _LOGGING_FIELDS:
+                field = _LOGGING_FIELDS[attr]
+                config = dataclasses.replace(task.logging, **{field: getattr(LogConfig(), field)
+                                                              if value is None else value})
+                task.configure_logging(config)
+            elif (group, attr) == ("Read", 0x1823):
                 task.read_channels = None if value is None else task.find_channels(value)
             elif (group, attr) == ("Read", 0x1215):
                 task.read_all_avail = bool(value)
@@ -363,9 +437,15 @@ def _make_get(group: str, response_cls):
 def _make_set(group: str, kind: str | None, response_cls):
     def set_(self, request, context):
         value = None if kind is None else _enum(request, "value") if kind == "Int32" else request.value
-        self._set(self.task(request), group, _enum(request, "attribute"), value)
+        self._set(self.task(request), group, _enum(request, "attribute"), value, getattr(request, "channel", ""))
         return response_cls()
     return set_
+
+
+def _not_supported(name: str):
+    def answer(self, request, context):
+        raise not_supported(name, request, self.device)
+    return answer
 
 
 def _install(name: str, method) -> None:
@@ -377,11 +457,15 @@ def _install(name: str, method) -> None:
 for _group, _kind in itertools.product(_GROUPS, _TYPES):
     if hasattr(pb, f"Get{_group}Attribute{_kind}Response"):
         _install(f"Get{_group}Attribute{_kind}", _make_get(_group, getattr(pb, f"Get{_group}Attribute{_kind}Response")))
-    if _group in ("Read", "Buffer", "Timing") and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
+    if _group in _SETTABLE and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
         _install(f"Set{_group}Attribute{_kind}",
                  _make_set(_group, _kind, getattr(pb, f"Set{_group}Attribute{_kind}Response")))
-for _group in ("Read", "Buffer", "Timing"):
+for _group in _SETTABLE:
     _install(f"Reset{_group}Attribute", _make_set(_group, None, getattr(pb, f"Reset{_group}AttributeResponse")))
+# Every other RPC of the service: NI's error for it, as the driver behind grpc-device would answer.
+for _name in dir(pb_grpc.NiDAQmxServicer):
+    if not _name.startswith("_") and getattr(DaqServicer, _name) is getattr(pb_grpc.NiDAQmxServicer, _name):
+        _install(_name, _not_supported(_name))
 
 
 class DaqTwin:

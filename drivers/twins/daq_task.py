@@ -10,13 +10,15 @@ out returns what it has with -200284. ``DaqmxError`` carries NI's code and a mes
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import numpy as np
-from nidaqmx.constants import FillMode
+from nidaqmx.constants import FillMode, LoggingMode
 from nidaqmx.error_codes import DAQmxErrors as E
 from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
@@ -37,12 +39,14 @@ from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for
     DaqmxError,
     PlantLike,
     bad_value,
+    check_trigger_source,
     default_buffer_size,
     parse_physical_channels,
     resolve_terminal,
     select_range_V,
     unflatten,
 )
+from uartlab.drivers.twins.daq_tdms import LogConfig, TdmsLog
 
 
 @dataclass
@@ -93,6 +97,17 @@ class EveryNSubscription:
         self.events.put(None)  # ends the stream now rather than at its next poll
 
 
+@dataclass
+class ReadBlock:
+    """What one read returns, before it is laid out for a reply."""
+
+    scans: np.ndarray     # (samples read, channels read) volts
+    wanted: int           # samples per channel asked for: the reply's stride
+    status: int           # 0, or -200284 when the timeout expired first
+    t0: datetime          # UTC time of the first sample
+    dt_s: float           # sample period; 0 for on-demand reads
+
+
 class DaqTask:
     """One NI-DAQmx AI task on the twin. Thread-safe: RPC threads, the acquisition thread and event
     streams all synchronise on ``self.cond`` (re-entrant)."""
@@ -111,6 +126,13 @@ class DaqTask:
         self.error: DaqmxError | None = None
         self.buffer: SampleBuffer | None = None
         self.every_n: EveryNSubscription | None = None
+        # Digital-edge triggers on a PFI input; nothing drives the twin's PFI lines, so an armed trigger
+        # never fires (a board with nothing wired to its trigger input).
+        self.start_trigger: str | None = None
+        self.ref_trigger: tuple[str, int] | None = None   # (source, pretrigger samples)
+        self.logging = LogConfig()
+        self._log: TdmsLog | None = None
+        self._t0_wall_s = 0.0   # time.time() of sample 0 of the running acquisition
         self.cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -163,6 +185,29 @@ class DaqTask:
             self._refuse_while_running("configure the sample clock")
             self.rate_Hz, self.sample_mode, self.samps_per_chan = rate_Hz, sample_mode, samps_per_chan
 
+    def configure_channels(self, spec: str, *, min_V: float | None = None, max_V: float | None = None,
+                           terminal: int | None = None) -> None:
+        """Set DAQmx_AI_Min/Max/TermCfg of the channels spec names; the range is chosen again as at creation."""
+        with self.cond:
+            self._refuse_while_running("change a channel")
+            for i in self.find_channels(spec):
+                c = self.channels[i]
+                lo, hi = c.min_V if min_V is None else min_V, c.max_V if max_V is None else max_V
+                term = c.terminal if terminal is None else resolve_terminal(terminal, c.physical, c.name)
+                self.channels[i] = dataclasses.replace(c, min_V=lo, max_V=hi, terminal=term,
+                                                       range_V=select_range_V(lo, hi, c.name))
+
+    def configure_triggers(self, start: str | None, ref: tuple[str, int] | None) -> None:
+        with self.cond:
+            self._refuse_while_running("configure a trigger")
+            self.start_trigger, self.ref_trigger = start, ref
+
+    def configure_logging(self, config: LogConfig) -> None:
+        config.check()
+        with self.cond:
+            self._refuse_while_running("configure logging")
+            self.logging = config
+
     def set_buffer_size(self, samps_per_chan: int | None) -> None:
         """DAQmx_Buf_Input_BufSize; None goes back to NI's default for the timing."""
         with self.cond:
@@ -190,6 +235,14 @@ class DaqTask:
                             f"Number of Channels: {len(self.channels)}", f"Task Name: {self.name}")
         if self.sample_mode is not None and self.buffer_size < 1:
             raise bad_value("DAQmx_Buf_Input_BufSize", self.buffer_size, f"Task Name: {self.name}")
+        if self.start_trigger is not None:
+            check_trigger_source(self.start_trigger, self.device, "DAQmx_DigEdge_StartTrig_Src")
+        if self.ref_trigger is not None:
+            check_trigger_source(self.ref_trigger[0], self.device, "DAQmx_DigEdge_RefTrig_Src")
+        if self.logging.active and self.sample_mode is None:
+            raise self._fail(E.LOGGING_MODE_NOT_SUPPORTED_NON_BUFFERED, "Logging is not supported for "
+                             "non-buffered (on-demand) tasks. Configure the sample clock to log.",
+                             "Property: DAQmx_Logging_Mode")
 
     def find_channels(self, spec: str) -> list[int]:
         """Indices of the task's channels that spec names (virtual or physical names); "" means all."""
@@ -213,6 +266,9 @@ class DaqTask:
             if self.sample_mode is None:
                 return  # on-demand: each read samples the plant there and then
             self.buffer = SampleBuffer(self.buffer_size, len(self.channels))
+            if self.logging.active:
+                self._log = TdmsLog(self.logging, self.logging.group_name or self.name,
+                                    [c.name for c in self.channels], self.rate_Hz, datetime.now(UTC))
             if self.every_n is not None:
                 self.every_n.next_at = self.every_n.n_samples
             self._stop = threading.Event()
@@ -228,6 +284,10 @@ class DaqTask:
             self.cond.notify_all()
         if thread is not None:
             thread.join(timeout=5)
+        with self.cond:
+            log, self._log = self._log, None
+        if log is not None:
+            log.close()
 
     def clear(self) -> None:
         self.stop()
@@ -300,12 +360,14 @@ class DaqTask:
         rate_per_wall_s = self.rate_Hz * self.time_scale
         total = self.samps_per_chan if self.sample_mode == FINITE else None
         t0, produced = time.monotonic(), 0
+        self._t0_wall_s = time.time()
         while not stop.is_set():
-            if self.stalled.is_set():  # a stalled clock: nothing is due, and nothing catches up afterwards
+            if self.stalled.is_set() or self._armed():  # nothing is due, and nothing catches up afterwards
                 stall_start = time.monotonic()
-                while self.stalled.is_set() and not stop.wait(CHUNK_S):
+                while (self.stalled.is_set() or self._armed()) and not stop.wait(CHUNK_S):
                     pass
                 t0 += time.monotonic() - stall_start
+                self._t0_wall_s += time.monotonic() - stall_start
             due = int((time.monotonic() - t0) * rate_per_wall_s)
             due = due if total is None else min(due, total)
             if due > produced:
@@ -315,6 +377,8 @@ class DaqTask:
                         return
                     if not self._buffer.write(scans):
                         return self._overflow()
+                    if self._log is not None and not self.logging.logs_on_read:
+                        self._log.write(scans)
                     produced = due
                     self.stats.count("samples_produced", len(scans))
                     while self.every_n is not None and self.every_n.next_at <= produced:
@@ -325,6 +389,10 @@ class DaqTask:
                     if self.done:
                         return
             stop.wait(min(CHUNK_S, max(0.0, (produced + 1) / rate_per_wall_s - (time.monotonic() - t0))))
+
+    def _armed(self) -> bool:
+        """A trigger waits for an edge; the twin's PFI inputs never see one."""
+        return self.start_trigger is not None or self.ref_trigger is not None
 
     def _overflow(self) -> None:
         """The buffer is full of unread samples: DAQmx stops the acquisition and latches -200279."""
@@ -340,25 +408,38 @@ class DaqTask:
 
     # ------------------------------------------------------------ reading
     def read(self, n_req: int, timeout_s: float, fill_mode: int, array_size: int) -> tuple[np.ndarray, int, int]:
-        """(flat array, samples per channel read, status); status 0, or -200284 with a partial read when
-        the timeout expired first. A task that is not running starts for the read and stops after it,
-        as DAQmx's auto-start does."""
+        """(flat array, samples per channel read, status) laid out as DAQmx fills the caller's array."""
+        block = self.read_block(n_req, timeout_s, array_size)
+        return self._layout(block.scans, block.wanted, fill_mode, array_size), len(block.scans), block.status
+
+    def read_block(self, n_req: int, timeout_s: float, array_size: int | None = None) -> ReadBlock:
+        """Up to n_req samples per channel (< 0: the default read size), with status -200284 and a partial
+        block when the timeout expired first. A task that is not running starts for the read and stops after
+        it, as DAQmx's auto-start does. array_size None: the caller sizes its buffer to the read."""
         with self.cond:
             implicit = not self.running
             if implicit and self.every_n is not None:
                 raise self._fail(E.AUTO_START_READ_NOT_ALLOWED_EVENT_REGISTERED, "Read cannot start the task "
                                  "automatically because an event is registered. Start the task first.")
+            if self.logging.active and self.logging.mode == LoggingMode.LOG.value:
+                raise self._fail(E.READ_NOT_SUPPORTED_FOR_LOGGING_MODE, "You cannot read data when the logging "
+                                 "mode is set to Log. Set the logging mode to Log and Read to read and log data.",
+                                 "Property: DAQmx_Logging_Mode", "Corresponding Value: DAQmx_Val_Log")
         if implicit:
             self.start()
         try:
             if self.sample_mode is None:
+                now = datetime.now(UTC)
                 scans = self._sample(max(1, n_req))[:, self.read_columns()]
-                return self._layout(scans, len(scans), fill_mode, array_size), len(scans), 0
+                if array_size is not None:
+                    self._check_array(len(scans), array_size)
+                return ReadBlock(scans, len(scans), 0, now, 0.0)
             with self.cond:
                 if self.error is not None:
                     raise self.error
                 n = self.default_read_size() if n_req < 0 else n_req
-                self._check_array(n, array_size)
+                if array_size is not None:
+                    self._check_array(n, array_size)
                 left = self.samps_per_chan - self._buffer.read_pos
                 if self.sample_mode == FINITE and n > left:
                     raise self._fail(E.SAMPLES_WILL_NEVER_BE_AVAILABLE, "Attempted to read a sample beyond the "
@@ -367,9 +448,14 @@ class DaqTask:
                                      f"Samples Requested: {n}", f"Samples Left: {left}")
                 self._wait(lambda: not self.running or self._buffer.available >= n, timeout_s)
                 buffer = self._buffer
-                scans = buffer.take(min(n, buffer.available))[:, self.read_columns()]
+                first = buffer.read_pos
+                t0 = datetime.fromtimestamp(self._t0_wall_s + first / (self.rate_Hz * self.time_scale), UTC)
+                scans = buffer.take(min(n, buffer.available))
+                if self._log is not None and self.logging.logs_on_read and len(scans):
+                    self._log.write(scans)  # every channel of the task, whichever the read returns
+                scans = scans[:, self.read_columns()]
             status = 0 if len(scans) == n else E.SAMPLES_NOT_YET_AVAILABLE
-            return self._layout(scans, n, fill_mode, array_size), len(scans), status
+            return ReadBlock(scans, n, status, t0, 1.0 / self.rate_Hz)
         finally:
             if implicit:
                 self.stop()
