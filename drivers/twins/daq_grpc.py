@@ -3,9 +3,11 @@
     with DaqTwin(plant) as twin:
         with nidaqmx.Task("uartlab", grpc_options=twin.grpc_options("uartlab")) as task: ...
 
-The unmodified nidaqmx client (1.7.0) talks to it as to NI gRPC Device Server. The RPCs it needs for
-AI voltage acquisition are implemented (see ``DaqServicer``); anything else answers UNIMPLEMENTED,
-which the client reports as "not supported by the NI gRPC Device Server". Errors travel the way
+The unmodified nidaqmx client (1.7.0) talks to it as to NI gRPC Device Server. The RPCs of AI voltage
+acquisition are implemented (see ``DaqServicer``): channels and their properties, timing, triggers, reads
+of arrays and of waveforms (``daq_waveform``), every-N-samples events, TDMS logging (``daq_tdms``).
+Every other RPC of the service answers as NI-DAQmx on a USB-6210 would, with NI's error code
+(``daq_not_supported``), not gRPC's UNIMPLEMENTED. Errors travel the way
 grpc-device sends them (source/server/converters.h, ApiErrorAndDescriptionToStatus): status UNKNOWN,
 NI's message, trailing metadata ``ni-error`` = the status code, plus ``ni-samps-per-chan-read`` on
 reads. A read timeout is the exception, as in grpc-device's ReadAnalogF64: an OK reply carrying

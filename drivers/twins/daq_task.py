@@ -5,7 +5,10 @@ M Series device (device notes sections 3-4): the driver picks the smallest input
 [min, max]; DIFF pairs ai n with ai n+8, so only ai0-7 can be DIFF; one multiplexed ADC caps the
 sample clock at 250 kS/s / channels; a continuous task's buffer is the larger of samps_per_chan and
 NI's default for the rate; reading too slowly latches -200279 until the task stops; a read that times
-out returns what it has with -200284. ``DaqmxError`` carries NI's code and a message in NI's layout.
+out returns what it has with -200284. A digital-edge trigger on a PFI input holds the acquisition back
+until its edge, which on the twin never comes (nothing drives its PFI lines). A task with logging on
+writes a TDMS file (``daq_tdms``) from start to stop. ``DaqmxError`` carries NI's code and a message in
+NI's layout.
 """
 
 from __future__ import annotations
