@@ -29,6 +29,9 @@ from nidaqmx.constants import AcquisitionType, TerminalConfiguration
 EXAMPLES = Path(__file__).parents[2] / "vendor" / "nidaqmx" / "examples"
 RUNNER = Path(__file__).with_name("run_nidaqmx_example.py")
 NUMBER = r"-?\d+\.\d+"
+# Generous: under `with-load 2` on a shared 2-core machine, starting Python with nidaqmx and gRPC took up to
+# 30 s and `uartlab twin up` 35 s; on an idle machine each example takes about a second.
+START_S = 120.0
 
 
 @dataclass
@@ -43,7 +46,7 @@ def twin(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("twin")
     proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "twin", "up", "--ephemeral-ports"], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    watchdog = threading.Timer(60.0, proc.kill)  # a twin that never says where it listens fails the fixture
+    watchdog = threading.Timer(START_S, proc.kill)  # a twin that never says where it listens fails the fixture
     watchdog.start()
     lines = []
     for line in proc.stdout:   # type: ignore[union-attr]
@@ -85,7 +88,7 @@ class Example:
                 setattr(self, name, getattr(self, name) + chunk)
                 self._changed.notify_all()
 
-    def wait_for_output(self, pattern: str, timeout_s: float = 30.0) -> re.Match:
+    def wait_for_output(self, pattern: str, timeout_s: float = START_S) -> re.Match:
         with self._changed:
             self._changed.wait_for(lambda: re.search(pattern, self.stdout) or self.proc.poll() is not None,
                                    timeout_s)
@@ -99,7 +102,7 @@ class Example:
         self.proc.stdin.write("\n")   # type: ignore[union-attr]
         self.proc.stdin.flush()   # type: ignore[union-attr]
 
-    def finish(self, timeout_s: float = 60.0) -> tuple[int, str]:
+    def finish(self, timeout_s: float = START_S) -> tuple[int, str]:
         """(exit code, stderr) once the program ends (killed after timeout_s); all its stdout is in ``stdout``."""
         try:
             self.proc.wait(timeout=timeout_s)
