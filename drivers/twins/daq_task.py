@@ -265,13 +265,13 @@ class DaqTask:
         with self.cond:
             self._refuse_while_running("start it again")
             self.verify()
+            if self.sample_mode is not None and self.logging.active:  # a file that will not open fails the start
+                self._log = TdmsLog(self.logging, self.logging.group_name or self.name,
+                                    [c.name for c in self.channels], self.rate_Hz, datetime.now(UTC))
             self.running, self.done, self.error = True, False, None
             if self.sample_mode is None:
                 return  # on-demand: each read samples the plant there and then
             self.buffer = SampleBuffer(self.buffer_size, len(self.channels))
-            if self.logging.active:
-                self._log = TdmsLog(self.logging, self.logging.group_name or self.name,
-                                    [c.name for c in self.channels], self.rate_Hz, datetime.now(UTC))
             if self.every_n is not None:
                 self.every_n.next_at = self.every_n.n_samples
             self._stop = threading.Event()

@@ -141,6 +141,12 @@ def test_appending_to_a_log_adds_a_numbered_group(new_task, tmp_path):
     task.timing.cfg_samp_clk_timing(1000.0, sample_mode=FINITE, samps_per_chan=5)
     task.in_stream.configure_logging(str(path), LoggingMode.LOG_AND_READ, operation=LoggingOperation.CREATE)
     assert code_of(lambda: task.read(READ_ALL_AVAILABLE)) == -50204   # CREATE: the file must be new
+    task.in_stream.logging_tdms_operation = LoggingOperation.CREATE_OR_REPLACE   # the failed start left no trace
+    assert len(task.read(READ_ALL_AVAILABLE)) == 5
+    name = task.name
+    task.close()
+    with TdmsFile.open(path) as tdms:
+        assert [g.name for g in tdms.groups()] == [name]   # the default group: the task's name
 
 
 def test_an_on_demand_task_cannot_log(new_task, tmp_path):
