@@ -32,7 +32,7 @@ from nidaqmx._stubs import nidaqmx_pb2 as pb
 from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.error_codes import DAQmxErrors as E
 from session_pb2 import Session
-from uartlab.drivers.twins import daq_task
+from uartlab.drivers.twins import daq_attributes as A
 from uartlab.drivers.twins.daq_not_supported import not_supported
 from uartlab.drivers.twins.daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
 from uartlab.drivers.twins.daq_tdms import LogConfig
@@ -40,95 +40,8 @@ from uartlab.drivers.twins.daq_waveform import analog_waveforms
 
 log = logging.getLogger(__name__)
 
-# Reported as NI-DAQmx 2025 Q3. From 24.5 on, the client sizes READ_ALL_AVAILABLE reads with one
-# attribute (DAQmx_Read_DefaultNumberOfSamplesToRead) instead of four.
-DRIVER_VERSION = (25, 5, 0)
-PRODUCT_TYPE = "USB-6210"
 WORKERS = 32  # each blocking read and each event stream holds a server thread while it waits
 
-_TASK_ATTRS = {
-    0x1273: lambda t: ", ".join(c.name for c in t.channels),   # Task.ChanNames
-    0x1276: lambda t: t.name,
-    0x2181: lambda t: len(t.channels),
-    0x230E: lambda t: t.device if t.channels else "",          # Task.Devices
-    0x29BA: lambda t: int(bool(t.channels)),
-    0x1274: lambda t: t.is_done(),                              # Task.Complete
-}
-_READ_ATTRS = {
-    0x1223: lambda t: t.buffer.available if t.running and t.buffer else 0,   # AvailSampPerChan
-    0x217B: lambda t: len(t.read_columns()),                                  # NumChans
-    0x1823: lambda t: ", ".join(t.channels[i].name for i in t.read_columns()),  # ChannelsToRead
-    0x31E8: lambda t: t.default_read_size(),
-    0x192A: lambda t: t.buffer.written if t.buffer else 0,                    # TotalSampPerChanAcquired
-    0x1221: lambda t: t.buffer.read_pos if t.buffer else 0,                   # CurrReadPos
-    0x1215: lambda t: t.read_all_avail,
-    0x1211: lambda t: C.OverwriteMode.DO_NOT_OVERWRITE_UNREAD_SAMPLES.value,
-    0x190A: lambda t: C.ReadRelativeTo.CURRENT_READ_POSITION.value,
-    0x190B: lambda t: 0,                                                      # Offset
-    0x1826: lambda t: True,                                                   # AutoStart
-    0x2174: lambda t: False,                                                  # OverloadedChansExist
-    0x2EC4: lambda t: t.logging.file_path,                                    # Logging.FilePath
-    0x2EC5: lambda t: t.logging.mode,
-    0x2EC6: lambda t: t.logging.group_name,                                   # Logging.TDMS.GroupName
-    0x2EC7: lambda t: t.logging.operation,                                    # Logging.TDMS.Operation
-}
-_TIMING_ATTRS = {
-    0x1344: lambda t: t.rate_Hz,
-    0x1300: lambda t: t.sample_mode or C.AcquisitionType.FINITE.value,
-    0x1310: lambda t: t.samps_per_chan,
-    0x1347: lambda t: (C.SampleTimingType.ON_DEMAND if t.sample_mode is None
-                       else C.SampleTimingType.SAMPLE_CLOCK).value,
-    0x22C8: lambda t: t.max_rate_Hz,                                          # SampClk.MaxRate
-    0x1852: lambda t: "OnboardClock",
-    0x1301: lambda t: C.Edge.RISING.value,
-}
-_BUFFER_ATTRS = {0x186C: lambda t: t.buffer_size, 0x230A: lambda t: daq_task.ONBOARD_FIFO_SAMPLES}
-_EDGE, _NONE = C.TriggerType.DIGITAL_EDGE.value, C.TriggerType.NONE.value
-_TRIG_ATTRS = {
-    0x1393: lambda t: _NONE if t.start_trigger is None else _EDGE,           # StartTrig.Type
-    0x1419: lambda t: _NONE if t.ref_trigger is None else _EDGE,             # RefTrig.Type
-    0x1407: lambda t: t.start_trigger or "",                                  # StartTrig.DigEdge.Src
-    0x1434: lambda t: t.ref_trigger[0] if t.ref_trigger else "",              # RefTrig.DigEdge.Src
-    0x1445: lambda t: t.ref_trigger[1] if t.ref_trigger else 0,               # RefTrig.PretrigSamples
-}
-_CHAN_ATTRS = {
-    0x187F: lambda c: C.ChannelType.ANALOG_INPUT.value,
-    0x0695: lambda c: C.UsageTypeAI.VOLTAGE.value,
-    0x17DE: lambda c: -c.range_V,   # AI.Min: "the coerced minimum value the device can measure" (NI)
-    0x17DD: lambda c: c.range_V,
-    0x1816: lambda c: -c.range_V,                                             # AI.Rng.Low
-    0x1815: lambda c: c.range_V,
-    0x1097: lambda c: c.terminal,
-    0x1094: lambda c: C.VoltageUnits.VOLTS.value,
-    0x18F5: lambda c: c.physical_name,
-    0x1765: lambda c: 16.0,                                                   # AI.Resolution (bits)
-    0x1764: lambda c: C.ResolutionType.BITS.value,
-    0x1926: lambda c: "",                                                     # Description
-    0x2304: lambda c: False,                                                  # IsGlobal
-    0x17E0: lambda c: "",                                                     # AI.CustomScaleName
-}
-_DEVICE_ATTRS = {
-    0x0631: lambda dev: PRODUCT_TYPE,
-    0x29A9: lambda dev: C.ProductCategory.M_SERIES_DAQ.value,
-    0x2326: lambda dev: C.BusType.USB.value,
-    0x231E: lambda dev: ", ".join(f"{dev}/ai{k}" for k in range(daq_task.AI_CHANNELS)),
-    0x2990: lambda dev: [v for r in daq_task.RANGES_V for v in (-r, r)],
-    0x298C: lambda dev: daq_task.MAX_AGGREGATE_RATE_HZ,                       # AI.MaxSingleChanRate
-    0x298D: lambda dev: daq_task.MAX_AGGREGATE_RATE_HZ,                       # AI.MaxMultiChanRate
-    0x298F: lambda dev: False,                                                # AI.SimultaneousSamplingSupported
-    0x22CA: lambda dev: True,                                                 # IsSimulated: honest about it
-    0x2FD2: lambda dev: [C.UsageTypeAI.VOLTAGE.value],
-}
-_SYSTEM_ATTRS = {0x1272: lambda dev: DRIVER_VERSION[0], 0x1923: lambda dev: DRIVER_VERSION[1],
-                 0x2F22: lambda dev: DRIVER_VERSION[2], 0x193B: lambda dev: dev}
-_GROUPS = {"Task": _TASK_ATTRS, "Read": _READ_ATTRS, "Timing": _TIMING_ATTRS, "Buffer": _BUFFER_ATTRS,
-           "Trig": _TRIG_ATTRS, "Chan": _CHAN_ATTRS, "Device": _DEVICE_ATTRS, "SystemInfo": _SYSTEM_ATTRS}
-_TYPES = ("Bool", "Double", "DoubleArray", "Int32", "Int32Array", "String", "UInt32", "UInt64")
-_SETTABLE = ("Read", "Buffer", "Timing", "Chan")
-# Settable channel attributes: DaqTask.configure_channels keyword, the value a reset restores.
-_CHAN_SETTERS = {0x17DD: ("max_V", daq_task.RANGES_V[-1]), 0x17DE: ("min_V", -daq_task.RANGES_V[-1]),
-                 0x1097: ("terminal", C.TerminalConfiguration.DEFAULT.value)}
-_LOGGING_FIELDS = {0x2EC4: "file_path", 0x2EC5: "mode", 0x2EC6: "group_name", 0x2EC7: "operation"}
 
 
 class RpcAbort(Exception):
@@ -381,7 +294,7 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
 
     # ------------------------------------------------------------ attributes
     def _get(self, group: str, attr: int, request) -> object:
-        table = _GROUPS[group]
+        table = A.GROUPS[group]
         if attr not in table:
             raise DaqmxError(E.ATTRIBUTE_NOT_SUPPORTED_IN_TASK_CONTEXT, "Specified property is not supported by "
                              "the device or is not applicable to the task.", f"Property: 0x{attr:X}",
@@ -406,11 +319,11 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
     def _set(self, task: DaqTask, group: str, attr: int, value, channel: str = "") -> None:
         """The settable attributes the app and NI's examples use; value None resets to the default."""
         with task.cond:
-            if group == "Chan" and attr in _CHAN_SETTERS:
-                key, default = _CHAN_SETTERS[attr]
+            if group == "Chan" and attr in A.CHAN_SETTERS:
+                key, default = A.CHAN_SETTERS[attr]
                 task.configure_channels(channel, **{key: default if value is None else value})
-            elif group == "Read" and attr in _LOGGING_FIELDS:
-                field = _LOGGING_FIELDS[attr]
+            elif group == "Read" and attr in A.LOGGING_FIELDS:
+                field = A.LOGGING_FIELDS[attr]
                 config = dataclasses.replace(task.logging, **{field: getattr(LogConfig(), field)
                                                               if value is None else value})
                 task.configure_logging(config)
@@ -456,13 +369,13 @@ def _install(name: str, method) -> None:
 
 
 # Get/Set/Reset<Group>Attribute<Type> for every group the twin knows: one generic body each.
-for _group, _kind in itertools.product(_GROUPS, _TYPES):
+for _group, _kind in itertools.product(A.GROUPS, A.TYPES):
     if hasattr(pb, f"Get{_group}Attribute{_kind}Response"):
         _install(f"Get{_group}Attribute{_kind}", _make_get(_group, getattr(pb, f"Get{_group}Attribute{_kind}Response")))
-    if _group in _SETTABLE and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
+    if _group in A.SETTABLE and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
         _install(f"Set{_group}Attribute{_kind}",
                  _make_set(_group, _kind, getattr(pb, f"Set{_group}Attribute{_kind}Response")))
-for _group in _SETTABLE:
+for _group in A.SETTABLE:
     _install(f"Reset{_group}Attribute", _make_set(_group, None, getattr(pb, f"Reset{_group}AttributeResponse")))
 # Every other RPC of the service: NI's error for it, as the driver behind grpc-device would answer.
 for _name in dir(pb_grpc.NiDAQmxServicer):
