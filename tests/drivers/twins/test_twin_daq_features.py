@@ -21,6 +21,8 @@ from nidaqmx.constants import (
     WaveformAttributeMode,
 )
 from nidaqmx.errors import DaqError, DaqReadError
+from nidaqmx.stream_readers import AnalogMultiChannelReader
+from nitypes.waveform import AnalogWaveform
 from nptdms import TdmsFile
 from uartlab.drivers.twins import daq_channels
 
@@ -93,6 +95,22 @@ def test_waveforms_of_a_multiplexed_scan_are_skewed_by_the_convert_clock(new_tas
     assert skew_s == pytest.approx(14e-6)   # 4 us conversion + 10 us settling
     t0 = [w.timing.start_time for w in waveforms]
     assert [(t - t0[0]).total_seconds() for t in t0] == pytest.approx([0.0, skew_s, 2 * skew_s], abs=2e-6)
+
+
+def test_the_multi_channel_reader_fills_the_callers_waveforms(new_task):
+    task = new_task()
+    task.ai_channels.add_ai_voltage_chan("Dev1/ai0:1", terminal_config=TerminalConfiguration.RSE)
+    task.timing.cfg_samp_clk_timing(1000.0, sample_mode=AcquisitionType.CONTINUOUS)
+    waveforms = [AnalogWaveform(50), AnalogWaveform(50)]
+    reader = AnalogMultiChannelReader(task.in_stream)
+    task.start()
+    assert reader.read_waveforms(waveforms, 50) == 50
+    first = waveforms[0].timing.start_time
+    assert reader.read_waveforms(waveforms, 50) == 50
+    task.stop()
+    # back to back: the second block starts 50 sample periods after the first
+    assert (waveforms[0].timing.start_time - first).total_seconds() == pytest.approx(0.050, abs=1e-6)
+    assert [w.channel_name for w in waveforms] == ["Dev1/ai0", "Dev1/ai1"]
 
 
 def test_waveform_attribute_mode_none_sends_only_the_samples(new_task):
