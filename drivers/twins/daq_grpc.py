@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 WORKERS = 32  # each blocking read and each event stream holds a server thread while it waits
 
 
-
 class RpcAbort(Exception):
     """A gRPC status that is not an NI-DAQmx error (session management, as grpc-device does it)."""
 

@@ -26,4 +26,4 @@ def not_supported(rpc: str, request, device: str) -> DaqmxError:
         return DaqmxError(E.ATTRIBUTE_NOT_SUPPORTED_IN_TASK_CONTEXT, "Specified property is not supported by the "
                           "device or is not applicable to the task.", f"Property: 0x{attr:X}", *where)
     return DaqmxError(E.FUNCTION_NOT_SUPPORTED_FOR_DEVICE, "Specified function is not supported by the device.",
-                      f"Function: DAQmx{rpc}", "The USB-6210 twin simulates analog voltage input only.", *where)
+                      f"Function: DAQmx{rpc}", "The USB-6210 twin does not simulate this function.", *where)
