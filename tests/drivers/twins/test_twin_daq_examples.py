@@ -241,6 +241,11 @@ def test_ao0_does_not_exist_on_a_usb_6210(twin):
     assert "UNIMPLEMENTED" not in stderr
 
 
+def test_a_cdaq_module_is_not_this_system_s_device(twin):
+    stderr = fails_with(twin, "analog_in/ai_raw.py")   # written for a CompactDAQ chassis: cDAQ1Mod1/ai0
+    assert "Device identifier is invalid." in stderr and "Status Code: -200220" in stderr
+
+
 @pytest.mark.parametrize("name", ["analog_in/voltage_acq_int_clk_dig_ref.py",
                                   "analog_in/voltage_acq_int_clk_dig_start_ref.py"])
 def test_a_trigger_on_pfi8_is_refused_as_ni_does(twin, name):
