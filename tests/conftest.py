@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -243,3 +244,24 @@ class ScriptedRig:
 
     def stop(self) -> None:
         pass
+
+
+# ------------------------------------------------------------------ a fake sysfs for USB serial adapters
+def usb_serial_device(sysfs: Path, tty: str, driver: str = "ftdi_sio", latency_ms: int | None = 16) -> Path:
+    """A tty in the fake tree the way the kernel shows it: its driver link and, for ftdi_sio, latency_timer."""
+    device = sysfs / "bus/usb-serial/devices" / tty
+    device.mkdir(parents=True)
+    drivers = sysfs / "bus/usb-serial/drivers" / driver
+    drivers.mkdir(parents=True, exist_ok=True)
+    (device / "driver").symlink_to(drivers)
+    if latency_ms is not None:
+        (device / "latency_timer").write_text(f"{latency_ms}\n")
+    return device
+
+
+def by_id_link(dev: Path, tty: str) -> Path:
+    """/dev/serial/by-id/usb-FTDI_... -> ../../ttyUSB0, as udev makes it (the tty itself need not exist)."""
+    link = dev / "serial/by-id/usb-FTDI_USB__-__Serial_Converter_FT4NNZ55-if00-port0"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path("../..") / tty)
+    return link
