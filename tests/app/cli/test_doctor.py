@@ -14,8 +14,8 @@ from conftest import by_id_link, usb_serial_device
 from uartlab import __version__
 from uartlab.app.cli import doctor
 
-SECTIONS = ("python", "packages", "qt", "nidaqmx", "serial_ports", "network", "missing")
-HEADINGS = ("Python", "Packages", "Qt", "NI-DAQmx", "Serial ports", "Network", "What is missing")
+SECTIONS = ("python", "packages", "qt", "nidaqmx", "serial_ports", "latency_timers", "network", "missing")
+HEADINGS = ("Python", "Packages", "Qt", "NI-DAQmx", "Serial ports", "FTDI latency timer", "Network", "What is missing")
 
 
 @pytest.fixture(scope="module")
