@@ -202,11 +202,11 @@ def test_doctor_on_a_rig_file_from_the_command_line(tmp_path) -> None:
 
     twin = tmp_path / "twin.toml"
     twin.write_text('[actuators]\nbackend = "twin"\n')
-    out = subprocess.run([sys.executable, "-m", "uartlab.app.cli.main", "doctor", "--rig", str(twin)],
+    out = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "doctor", "--rig", str(twin)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "(twin)" in out.stdout and "the twin's pseudo-terminal: not an FTDI adapter" in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "uartlab.app.cli.main", "doctor", "--rig", str(tmp_path / "no.toml")],
+    bad = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "doctor", "--rig", str(tmp_path / "no.toml")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [f"uartlab doctor: {tmp_path / 'no.toml'}: cannot read the rig "
