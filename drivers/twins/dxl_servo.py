@@ -5,8 +5,9 @@ with an address: which bytes are live (refreshed from ``plant.servo_state(i)``),
 and with which error, and what a write does to the plant. Indirect addressing (2.0; control_table_
 indirect_data.md): a byte of Indirect Data n stands for the byte at the address Indirect Address n holds,
 with that item's size, range and access, so reads and writes are mapped byte by byte before anything else;
-the default Indirect Address n is Indirect Data n's own address, which makes it plain storage. Errors are protocol-neutral kinds ("access",
-"data range", ...) turned into the status byte of the servo's protocol by ``status_error``.
+the default Indirect Address n is Indirect Data n's own address, which makes it plain storage. Errors are
+protocol-neutral kinds ("access", "data range", ...) turned into the status byte of the servo's protocol by
+``status_error``.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ How an example is run (the harness):
   SDK reads the port name only from the PortHandler argument the example hard-codes.
 - The edited file runs in its own interpreter (``python file``), so the SDK busy-waits in its own process
   as on a lab PC, at nice 10: a real servo answers from its own microcontroller, the twin needs this
-  machine's CPU for it, and the SDK spins on a CPU for as long as it waits (device-notes.md 2). Its stdin is a pseudo-terminal, because the examples' getch() puts stdin in raw mode
-  (termios fails on a pipe). The harness types a key when the example prompts for one, as a user does.
+  machine's CPU for it, and the SDK spins on a CPU for as long as it waits (device-notes.md 2). Its stdin
+  is a pseudo-terminal, because the examples' getch() puts stdin in raw mode (termios fails on a pipe).
+  The harness types a key when the example waits for one, as a user does (``Example.press``).
 - The twin (plant in real time on a PlantClock + DxlBusTwin) runs in this process, with the test heap
   frozen (the ``realtime`` marker), so a garbage-collection pass of the test process cannot stall it.
 Each example must finish by itself with exit status 0, print no "[TxRxResult]"/"[RxPacketError]" line (a
@@ -26,8 +27,8 @@ import re
 import select
 import subprocess
 import sys
-import time
 import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -65,8 +66,8 @@ def user_edits(source: str, values: dict[str, object]) -> str:
     """The example with each named constant's assignment lines set to ``values`` (repr), nothing else."""
     edited = source
     for name, value in values.items():
-        pattern = re.compile(rf"^(\s*){name}(\s*)=.*$", re.M)
-        edited, n = pattern.subn(lambda m, v=value: f"{m.group(1)}{name}{m.group(2)}= {v!r}", edited)
+        pattern = re.compile(rf"^(\s*{name}\s*)=.*$", re.M)
+        edited, n = pattern.subn(lambda m, v=value: f"{m.group(1)}= {v!r}", edited)
         assert n, f"the example assigns no {name}: upstream changed, check the harness"
     changed = [(a, b) for a, b in zip(source.splitlines(), edited.splitlines(), strict=True) if a != b]
     assert all(re.match(rf"\s*({'|'.join(values)})\s*=", a) for a, _ in changed), changed
@@ -83,7 +84,8 @@ class Example:
         script.write_text(user_edits(source, values))
         # A cooked terminal, as a user's shell leaves it; the harness keeps the slave open to watch its mode.
         self._keyboard, self._terminal = os.openpty()
-        self.proc = subprocess.Popen(["nice", "-n", "10", sys.executable, str(script)], stdin=self._terminal, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(["nice", "-n", "10", sys.executable, str(script)], stdin=self._terminal,
+                                     stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         self.output = ""
         self._seen = 0  # where the next wait_for looks from
