@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from uartlab.drivers import mx64
 from uartlab.drivers.mx64 import BROADCAST_ID
 from uartlab.drivers.twins import dxl_protocol as wire
+from uartlab.drivers.twins import realtime
 from uartlab.drivers.twins.dxl_servo import Servo, ServoPlant
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class DxlBusTwin:
         self._master = self._slave = -1
         self._port = ""
         self._heard_at = 0.0  # when the bytes that completed the packet being served were read
+        self.realtime = False  # whether the serving thread got SCHED_FIFO (drivers/twins/realtime.py)
 
     # ------------------------------------------------------------ life cycle
     @property
@@ -193,6 +195,7 @@ class DxlBusTwin:
 
     # ------------------------------------------------------------ serving thread
     def _run(self) -> None:
+        self.realtime = realtime.ask_for_realtime(realtime.BUS_PRIORITY)
         buf = bytearray()
         last_byte = time.monotonic()
         while not self._stop.is_set():
@@ -375,10 +378,12 @@ class DxlBusTwin:
         if (kind == "read" and level < 1) or (kind == "other" and level < 2):
             return
         packet = bytearray(wire.encode_status(self.protocol, s.dxl_id, s.status_error(error), params))
-        # Return Delay Time counts from the end of the instruction packet. It is at most 508 us, so the twin
-        # waits it out on the CPU: a sleep would hand the CPU away, and on a busy machine getting it back can
-        # take longer than the SDK's whole packet timeout (~34 ms).
+        # Return Delay Time counts from the end of the instruction packet. It is at most 508 us: without
+        # real-time scheduling the twin waits it out on the CPU, as a sleep would hand the CPU away and on a
+        # busy machine getting it back can take longer than the SDK's whole packet timeout (~34 ms).
         due = self._heard_at + s.get("Return Delay Time") * mx64.RETURN_DELAY_US_PER_UNIT * 1e-6
+        if self.realtime:
+            time.sleep(max(0.0, due - time.monotonic()))
         while time.monotonic() < due:
             pass
         fault = self.faults.take()
