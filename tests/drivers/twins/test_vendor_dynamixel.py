@@ -144,7 +144,7 @@ class Example:
             assert time.monotonic() < self._deadline, f"no reaction to {key!r}:\n{self.output}"
             if self._reading_keys():
                 os.write(self._keyboard, key.encode())
-                self._read(0.5)
+                self._read(0.05)  # a retype is harmless: ``then`` is printed before the next key is read
             else:
                 time.sleep(0.005)
 
@@ -280,7 +280,7 @@ def test_p2_clear_multi_turn(example, bus2):
     ex.press(ANY_KEY, then="Press SPACE key")
     # Past one revolution, then stop: the spool pulls the tendon, and the 256 turns the example asks for
     # would overload the SEA long before (the twin's servos are on the finger, not on a bench).
-    ex.wait_until_position_above(mx64.TICKS_PER_REV + 100)
+    ex.wait_until_position_above(mx64.TICKS_PER_REV + 50)
     ex.press(SPACE, then="Stop & Clear Multi-Turn Information!")
     ex.wait_for("Present Position has been reset. : ")
     ex.wait_for(PROMPT)
