@@ -25,6 +25,9 @@ addressed servo; parameters that do not fit an instruction get Data Length Error
 on 1.0, writes to read-only or undefined addresses get the Range bit and writes to a locked EEPROM the
 Instruction bit; a non-zero Bus Watchdog write while it is tripped is refused with Data Range Error.
 Indirect addressing (2.0) maps Indirect Data n onto the address in Indirect Address n (dxl_servo.py).
+Timing: the serving thread asks for SCHED_FIFO (realtime.py) and waits out the Return Delay Time on the CPU,
+counted from the end of the instruction packet; ``stats.slowest_reply_s`` is its worst answer so far, so a
+client's missed timeout can be told from a late twin.
 Not modelled: baud rate (a pty has none), time-based profiles, operating modes other than (extended)
 position control, boot time after a reboot, Fast Sync/Bulk Read (0x8A/0x9A: not in the MX(2.0) e-manual).
 """

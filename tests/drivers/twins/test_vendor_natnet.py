@@ -108,6 +108,7 @@ def frame_numbers(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"^MoCap Frame: (\d+)$", text, re.M)]
 
 
+@pytest.mark.slow   # ~15 s: the sample sleeps 1 s after most commands
 def test_natnet_sdk_sample_streams_the_twins_finger_and_every_command_round_trip_succeeds(motive):
     s = Sample()
     try:
