@@ -6,7 +6,7 @@
 
 One tick = two instructions. The read is one contiguous block per servo: on 2.0 Goal Position .. Present
 Position (116..135, 20 B: goal, Realtime Tick, Moving, current, velocity, position). Hardware Error Status
-(70) is far from it: instead of 77 B per servo (or indirect addressing, which the twin does not model) the
+(70) is far from it: instead of 77 B per servo (or an indirect-address block) the
 driver uses the Alert bit of every status packet and reads 70 only from a servo that raises it. On 1.0 (no
 Sync Read; the Bulk Read is sent by hand, GroupBulkRead.txRxPacket is broken there in SDK 4.1.0) it is Goal
 Position .. Current (30..69, 40 B) so the real motor current comes along; the hardware bits are in every
