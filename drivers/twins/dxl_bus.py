@@ -396,9 +396,11 @@ class DxlBusTwin:
         if fault == "corrupt":
             self.stats.errors["corrupted"] += 1
             packet[-1] ^= 0xFF
+        # Counted before the bytes are visible: a driver that has read the reply never sees a count without it.
+        self.stats.replies += 1
         try:
             os.write(self._master, packet)
-            self.stats.replies += 1
             self.stats.slowest_reply_s = max(self.stats.slowest_reply_s, time.monotonic() - self._heard_at)
         except (BlockingIOError, OSError):  # nobody reading and the pty buffer full: the bytes are lost
+            self.stats.replies -= 1
             self.stats.errors["tx overflow"] += 1

@@ -244,8 +244,9 @@ def test_p2_sync_read_write(example, bus2):
     out = back_and_forth(example("protocol2_0/sync_read_write.py", DEVICENAME=bus2.port, MY_DXL="MX_SERIES"))
     last = re.findall(r"\[ID:001\] GoalPos:(\d+)  PresPos:(-?\d+)\t\[ID:002\] GoalPos:(\d+)  PresPos:(-?\d+)", out)
     assert last, out
-    for g1, p1, g2, p2 in (last[-1],):
-        assert abs(int(g1) - int(p1)) <= 20 and abs(int(g2) - int(p2)) <= 20, out
+    # The example leaves its loop once either servo is within its 20-count threshold.
+    g1, p1, g2, p2 = map(int, last[-1])
+    assert min(abs(g1 - p1), abs(g2 - p2)) <= 20, out
 
 
 def test_p2_bulk_read_write(example, bus2):
