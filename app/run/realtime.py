@@ -1,0 +1,126 @@
+"""Real-time setup for the control loop: the scheduler of its thread, the GIL hand-off, garbage collection.
+
+    setup = realtime.prepare_process()      # once, in the process that runs the loop: GIL switch interval
+    rt = realtime.raise_thread_priority()   # on the loop's thread: SCHED_FIFO, else a raised nice, else nothing
+    with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
+        ...
+    realtime.collect_between_trials()       # a young-generation collection where a pause costs nothing
+
+Everything here is used when the OS allows it and never required: a lab PC without the rights runs the loop
+at normal priority and says so once in the log.
+
+- **SCHED_FIFO** (``os.sched_setscheduler(0, ...)``: on Linux 0 is the calling *thread*) puts the loop's
+  thread ahead of every normal process on its core; it needs root, CAP_SYS_NICE or an ``rtprio`` limit
+  (``ulimit -r``, /etc/security/limits.conf). Without it a lower nice value (needs the same rights below 0;
+  a thread's nice is its own on Linux) is tried, and otherwise the loop runs as it is.
+- **The GIL**: a thread that wants the GIL waits up to ``sys.getswitchinterval()`` (5 ms by default) for
+  the holder to let go. Device threads, the IK and an in-process twin are Python too, so at 100 Hz that
+  default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
+- **Garbage collection**: a gen-2 collection walks every tracked object of the process (tens of ms with
+  numba, scipy and Qt loaded). ``gc.freeze()`` after start-up moves what exists into the permanent
+  generation (never scanned again), and automatic collection is off while a run is armed; a young
+  collection between trials and a full one when the run ends keep memory bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+# est.: 0.5 ms: a tenth of a 200 Hz tick; shorter costs the other threads throughput in switches.
+SWITCH_INTERVAL_S = 0.0005
+# est.: above every normal thread, well below the kernel's own (IRQ threads 50, watchdog 99).
+FIFO_PRIORITY = 20
+NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
+
+_logged: set[str] = set()
+_gc_lock = threading.Lock()
+_gc_holds = 0               # nested no_gc_pauses() in this process (several engines may run in tests)
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """What the loop's thread got: "SCHED_FIFO", "nice" or "normal", and why not better."""
+
+    policy: str
+    detail: str
+
+
+def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S) -> None:
+    """In the process that runs the loop: a short GIL switch interval (only ever shortened)."""
+    if sys.getswitchinterval() > switch_interval_s:
+        sys.setswitchinterval(switch_interval_s)
+        _log_once("switch", f"GIL switch interval {switch_interval_s * 1e3:g} ms for the control loop")
+
+
+def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_RAISE) -> Scheduling:
+    """On the calling thread: SCHED_FIFO if allowed, else a raised nice if allowed, else nothing. Logged once."""
+    result = _try_fifo(fifo_priority) or _try_nice(nice) or Scheduling(
+        "normal", "no SCHED_FIFO or negative nice allowed (needs root, CAP_SYS_NICE or an rtprio limit)")
+    _log_once(f"sched {result.policy}", f"control loop scheduling: {result.policy} ({result.detail})")
+    return result
+
+
+def _try_fifo(priority: int) -> Scheduling | None:
+    if not hasattr(os, "sched_setscheduler"):
+        return None
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, ValueError):
+        return None
+    return Scheduling("SCHED_FIFO", f"priority {priority}")
+
+
+def _try_nice(nice: int) -> Scheduling | None:
+    if not hasattr(os, "setpriority") or not sys.platform.startswith("linux"):
+        return None  # elsewhere a nice is the whole process's, and the device threads would share it
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        if before <= nice:
+            return Scheduling("nice", f"already {before}")
+        os.setpriority(os.PRIO_PROCESS, tid, nice)  # on Linux PRIO_PROCESS with a thread id is that thread
+    except OSError:
+        return None
+    return Scheduling("nice", f"{before} -> {nice}")
+
+
+@contextlib.contextmanager
+def no_gc_pauses() -> Iterator[None]:
+    """Automatic garbage collection off for the block (what exists is frozen first); a young collection
+    and the old state back after it. Nested and concurrent holders: collection resumes when the last leaves."""
+    global _gc_holds
+    with _gc_lock:
+        if _gc_holds == 0:
+            gc.collect()   # before arming: what start-up left behind, with nothing running yet
+            gc.freeze()
+            gc.disable()
+        _gc_holds += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_holds -= 1
+            if _gc_holds == 0:
+                gc.enable()
+                gc.collect()
+                gc.freeze()
+
+
+def collect_between_trials() -> None:
+    """A young-generation collection (well under a millisecond): bounds memory with automatic GC off."""
+    gc.collect(0)
+
+
+def _log_once(key: str, message: str) -> None:
+    if key not in _logged:
+        _logged.add(key)
+        log.info(message)
