@@ -10,14 +10,25 @@ that can (``Mx64Bus.between_tries``) gives the bus up between the retries of a r
 answered, so the engine's command goes out after at most the one transaction in flight instead of after
 every retry of a servo that stopped answering (with the twin's 200 ms packet floor: 0.2 s, not 0.6 s and
 more). Everything else (command, enable, stop, torque off, close) is *urgent*.
+
+A read in flight when the command is due still holds it for that one read, so the control loop also says
+when its next tick is due (``announce_tick``): a read does not start in the guard time before it (the
+reads' own recent duration, x1.5) but waits for that tick to have run. The command then finds the bus idle.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 
 import numpy as np
 from uartlab.drivers.interfaces import Actuators, ActuatorSample
+
+
+READ_S_START = 0.002          # est.: one sync read of six MX-64s at 1 Mbps with USB latency, until measured
+READ_GUARD_MAX_S = 0.005      # est.: half a 100 Hz period at most, so the stream still reads at its rate
+READ_AVERAGING = 0.1          # weight of the newest read in the running duration (about the last 10 reads)
 
 
 class BusLock:
@@ -94,6 +105,26 @@ class LockedActuators:
         self._urgent, self._background = self.lock.held(True), self.lock.held(False)
         if hasattr(device, "between_tries"):  # the driver's hook between a read's retries
             device.between_tries = self.lock.yield_to_urgent
+        self._tick = threading.Condition(threading.Lock())
+        self._next_tick_s = -math.inf     # when the control loop's next command is due (host monotonic)
+        self._read_s = READ_S_START       # recent duration of one read (exponential average)
+        self.reads_deferred = 0           # reads that waited for a tick
+
+    def announce_tick(self, due_s: float) -> None:
+        """The control loop's next tick is due at ``due_s``; reads keep the bus free just before it."""
+        with self._tick:
+            self._next_tick_s = due_s
+            self._tick.notify_all()
+
+    def _defer_read(self) -> None:
+        with self._tick:
+            due_s = self._next_tick_s
+            gap_s = due_s - time.monotonic()
+            guard_s = min(READ_GUARD_MAX_S, 1.5 * self._read_s)
+            if 0 < gap_s < guard_s:
+                self.reads_deferred += 1
+                # until the loop has ticked (it announces the next one), or a loop gone quiet stops mattering
+                self._tick.wait_for(lambda: self._next_tick_s != due_s, gap_s + READ_GUARD_MAX_S)
 
     def connect(self) -> None:
         with self._urgent:
@@ -108,8 +139,12 @@ class LockedActuators:
             self.device.command(excursion_m)
 
     def read(self) -> ActuatorSample:
+        self._defer_read()
         with self._background:
-            return self.device.read()
+            t0 = time.monotonic()
+            sample = self.device.read()
+            self._read_s += READ_AVERAGING * (time.monotonic() - t0 - self._read_s)
+            return sample
 
     def stop(self, torque_off: bool = True) -> None:
         with self._urgent:

@@ -4,7 +4,7 @@
     rt = realtime.raise_thread_priority()   # on the loop's thread: SCHED_FIFO, else a raised nice, else nothing
     with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
         ...
-    realtime.collect_between_trials()       # a young-generation collection where a pause costs nothing
+        realtime.collect_young_if_due()     # right after a tick: the young generations, in the slack
 
 Everything here is used when the OS allows it and never required: a lab PC without the rights runs the loop
 at normal priority and says so once in the log.
@@ -18,8 +18,9 @@ at normal priority and says so once in the log.
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
 - **Garbage collection**: a gen-2 collection walks every tracked object of the process (tens of ms with
   numba, scipy and Qt loaded). ``gc.freeze()`` after start-up moves what exists into the permanent
-  generation (never scanned again), and automatic collection is off while a run is armed; a young
-  collection between trials and a full one when the run ends keep memory bounded.
+  generation (never scanned again), and automatic collection is off while a run is armed; the loop collects
+  the young generations itself right after a tick (a fraction of a millisecond), and a full collection
+  runs when the run ends. Cyclic garbage that reaches the old generation mid-run waits for that.
 """
 
 from __future__ import annotations
@@ -115,9 +116,16 @@ def no_gc_pauses() -> Iterator[None]:
                 gc.freeze()
 
 
-def collect_between_trials() -> None:
-    """A young-generation collection (well under a millisecond): bounds memory with automatic GC off."""
-    gc.collect(0)
+def collect_young_if_due() -> None:
+    """With automatic collection held off: the young generations when the interpreter would have collected
+    them (its own thresholds), called by the loop right after a tick so the pause lands in the tick's slack.
+    The old generation waits for the end of the run."""
+    if gc.isenabled():
+        return
+    young, middle, _ = gc.get_count()
+    threshold0, threshold1, _ = gc.get_threshold()
+    if young >= threshold0:
+        gc.collect(1 if middle >= threshold1 else 0)
 
 
 def _log_once(key: str, message: str) -> None:
