@@ -101,11 +101,12 @@ def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_ser
     read_s = time.monotonic() - started
     twin.bus.replug(3)
     assert read_error and "no reply" in str(read_error[0])
-    # the read took its three tries (and the torque-off confirmation): several timeouts
-    assert read_s > 2 * timeout_s, read_s
+    # the read took its three tries and the torque-off confirmation: four timeouts
+    assert read_s > 3.5 * timeout_s, read_s
     assert actuators.lock.yields >= 2
-    # every command went out within one transaction of being asked (plus scheduling slack)
-    assert max(waits_s) < 1.5 * timeout_s, (max(waits_s), timeout_s)
+    # every command went out within about one transaction of being asked, not after the whole read (the
+    # read is four timeouts long: a command waiting for all of it, or for two of them, fails here)
+    assert max(waits_s) < 0.5 * read_s, (max(waits_s), timeout_s, read_s)
     assert len(waits_s) >= 3
 
 
