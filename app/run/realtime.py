@@ -12,7 +12,8 @@ at normal priority and says so once in the log.
 - **SCHED_FIFO** (``os.sched_setscheduler(0, ...)``: on Linux 0 is the calling *thread*) puts the loop's
   thread ahead of every normal process on its core; it needs root, CAP_SYS_NICE or an ``rtprio`` limit
   (``ulimit -r``, /etc/security/limits.conf). Without it a lower nice value (needs the same rights below 0;
-  a thread's nice is its own on Linux) is tried, and otherwise the loop runs as it is.
+  a thread's nice is its own on Linux) is tried, and otherwise the loop runs as it is. The process's other
+  threads get the raised nice too: the loop needs the GIL back from whichever of them holds it.
 - **The GIL**: a thread that wants the GIL waits up to ``sys.getswitchinterval()`` (5 ms by default) for
   the holder to let go. Device threads, the IK and an in-process twin are Python too, so at 100 Hz that
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
@@ -42,6 +43,7 @@ SWITCH_INTERVAL_S = 0.0005
 FIFO_PRIORITY = 20
 NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
 
+_enabled = True
 _logged: set[str] = set()
 _gc_lock = threading.Lock()
 _gc_holds = 0               # nested no_gc_pauses() in this process (several engines may run in tests)
@@ -55,15 +57,47 @@ class Scheduling:
     detail: str
 
 
-def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S) -> None:
-    """In the process that runs the loop: a short GIL switch interval (only ever shortened)."""
+def enable(on: bool = True) -> None:
+    """Turn the whole setup on (the default) or off for this process (`uartlab bench loop` compares both)."""
+    global _enabled
+    _enabled = on
+
+
+def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S, nice: int = NICE_RAISE) -> None:
+    """In the process that runs the loop: a short GIL switch interval (only ever shortened), and a raised nice
+    for every thread of the process (if allowed). The loop waits for the GIL from whichever thread holds it,
+    so a device thread descheduled by an unrelated busy process while holding it stalls the loop: the whole
+    process goes ahead of ordinary load, the loop's own thread (``raise_thread_priority``) ahead of all."""
+    if not _enabled:
+        return
     if sys.getswitchinterval() > switch_interval_s:
         sys.setswitchinterval(switch_interval_s)
         _log_once("switch", f"GIL switch interval {switch_interval_s * 1e3:g} ms for the control loop")
+    raised = _renice_threads(nice)
+    if raised:
+        _log_once("nice", f"nice {nice} for the {raised} threads of the control loop's process")
+
+
+def _renice_threads(nice: int) -> int:
+    """Every thread of this process (Linux: /proc/self/task) at ``nice`` or better; how many were raised."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    raised = 0
+    for entry in os.listdir("/proc/self/task"):
+        tid = int(entry)
+        try:
+            if os.getpriority(os.PRIO_PROCESS, tid) > nice:
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
+                raised += 1
+        except OSError:  # not allowed (no CAP_SYS_NICE), or the thread has ended
+            continue
+    return raised
 
 
 def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_RAISE) -> Scheduling:
     """On the calling thread: SCHED_FIFO if allowed, else a raised nice if allowed, else nothing. Logged once."""
+    if not _enabled:
+        return Scheduling("normal", "real-time setup turned off")
     result = _try_fifo(fifo_priority) or _try_nice(nice) or Scheduling(
         "normal", "no SCHED_FIFO or negative nice allowed (needs root, CAP_SYS_NICE or an rtprio limit)")
     _log_once(f"sched {result.policy}", f"control loop scheduling: {result.policy} ({result.detail})")
@@ -99,6 +133,9 @@ def no_gc_pauses() -> Iterator[None]:
     """Automatic garbage collection off for the block (what exists is frozen first); a young collection
     and the old state back after it. Nested and concurrent holders: collection resumes when the last leaves."""
     global _gc_holds
+    if not _enabled:
+        yield
+        return
     with _gc_lock:
         if _gc_holds == 0:
             gc.collect()   # before arming: what start-up left behind, with nothing running yet
