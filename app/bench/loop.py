@@ -228,6 +228,7 @@ def _worker_rig(rate_hz: float, seconds: float, live_model: bool) -> dict:
     from uartlab.app.run.state import WATCHED_STREAMS
     from uartlab.protocols.suite import builtin_suite
     from uartlab.schema import RUNNER_STREAM
+    from uartlab.streams import Record
 
     config = default_rig_config()
     suite = builtin_suite("free_motion", config.ceilings)
@@ -254,8 +255,9 @@ def _worker_rig(rate_hz: float, seconds: float, live_model: bool) -> dict:
         sub.close()
         timing = exp.timing
     daq = WATCHED_STREAMS.index("daq")
-    ticks = [float(r.host_time_s[k]) for r in records for k in range(len(r))]
-    ages = [float(r.data["stream_age_s"][k][daq]) for r in records for k in range(len(r))]
+    runner = [r for r in records if isinstance(r, Record)]
+    ticks = np.concatenate([r.host_time_s for r in runner]).tolist() if runner else []
+    ages = np.concatenate([r.data["stream_age_s"][:, daq] for r in runner]).tolist() if runner else []
     return {"tick_times_s": ticks, "daq_age_s": ages, "daq_rate_hz": config.daq.rate_hz, "seconds": seconds,
             "daq_block_s": DAQ_BLOCK_S, "scheduling": timing.scheduling, "missed": timing.missed, "gc": gc_ms,
             **({"live_model": {"trials": live.stats.trials, "steps": live.stats.steps}} if live else {})}

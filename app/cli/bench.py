@@ -51,7 +51,8 @@ def add_parser(sub) -> None:
                             help="each configuration again with N CPU-bound processes competing")
     bench_loop.add_argument("--max-rates", type=positive_float, nargs="+", metavar="HZ",
                             help="rates tried for the highest sustained one (default 100 200 400 800)")
-    bench_loop.add_argument("--max-rate-seconds", type=positive_float, help="seconds per tried rate (default --seconds)")
+    bench_loop.add_argument("--max-rate-seconds", type=positive_float,
+                            help="seconds per tried rate (default --seconds)")
     bench_loop.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
     bench_loop.set_defaults(run=_bench("uartlab.app.bench.loop", needs="rig"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "

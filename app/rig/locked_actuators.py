@@ -25,7 +25,6 @@ import time
 import numpy as np
 from uartlab.drivers.interfaces import Actuators, ActuatorSample
 
-
 READ_S_START = 0.002          # est.: one sync read of six MX-64s at 1 Mbps with USB latency, until measured
 READ_GUARD_MAX_S = 0.005      # est.: half a 100 Hz period at most, so the stream still reads at its rate
 READ_AVERAGING = 0.1          # weight of the newest read in the running duration (about the last 10 reads)

@@ -270,7 +270,7 @@ class Engine:
             self._publish(now, obs, sent)
             if self.runner.phase in TERMINAL:
                 self._finished.set()
-                self._no_gc.close()  # the run is over: automatic collection back (one full collection now)
+                self._no_gc.close()  # the run is over: automatic collection back
             self._ticked.notify_all()
 
     def _before_tick(self) -> None:

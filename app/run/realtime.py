@@ -19,9 +19,10 @@ at normal priority and says so once in the log.
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
 - **Garbage collection**: a gen-2 collection walks every tracked object of the process (tens of ms with
   numba, scipy and Qt loaded). ``gc.freeze()`` after start-up moves what exists into the permanent
-  generation (never scanned again), and automatic collection is off while a run is armed; the loop collects
-  the young generations itself right after a tick (a fraction of a millisecond), and a full collection
-  runs when the run ends. Cyclic garbage that reaches the old generation mid-run waits for that.
+  generation (not scanned while frozen), and automatic collection is off while a run is armed; the loop
+  collects the young generations itself right after a tick (a fraction of a millisecond). When the run
+  ends everything is unfrozen and automatic collection is back: cyclic garbage that reached the old
+  generation mid-run is collected then.
 """
 
 from __future__ import annotations
@@ -130,15 +131,16 @@ def _try_nice(nice: int) -> Scheduling | None:
 
 @contextlib.contextmanager
 def no_gc_pauses() -> Iterator[None]:
-    """Automatic garbage collection off for the block (what exists is frozen first); a young collection
-    and the old state back after it. Nested and concurrent holders: collection resumes when the last leaves."""
+    """Automatic garbage collection off for the block: the young generations collected and everything that
+    exists frozen first (no full collection: that is the 100-250 ms pause this avoids); after it, unfrozen
+    and automatic collection back on. Nested and concurrent holders: collection resumes when the last leaves."""
     global _gc_holds
     if not _enabled:
         yield
         return
     with _gc_lock:
         if _gc_holds == 0:
-            gc.collect()   # before arming: what start-up left behind, with nothing running yet
+            gc.collect(1)
             gc.freeze()
             gc.disable()
         _gc_holds += 1
@@ -148,9 +150,8 @@ def no_gc_pauses() -> Iterator[None]:
         with _gc_lock:
             _gc_holds -= 1
             if _gc_holds == 0:
+                gc.unfreeze()
                 gc.enable()
-                gc.collect()
-                gc.freeze()
 
 
 def collect_young_if_due() -> None:
