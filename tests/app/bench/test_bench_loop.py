@@ -37,6 +37,7 @@ def test_with_load_doubles_the_configurations():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # six processes that each start a twin rig: ~1 min idle, several on a loaded box
 def test_the_bench_runs_every_configuration_in_its_own_process_and_reports_them(tmp_path):
     out = tmp_path / "loop.json"
     done = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "bench", "loop", "--seconds", "1.5",
