@@ -115,12 +115,16 @@ class LockedActuators:
             self._next_tick_s = due_s
             self._tick.notify_all()
 
+    @property
+    def read_guard_s(self) -> float:
+        """How long before a tick a read no longer starts: 1.5 recent reads, at most READ_GUARD_MAX_S."""
+        return min(READ_GUARD_MAX_S, 1.5 * self._read_s)
+
     def _defer_read(self) -> None:
         with self._tick:
             due_s = self._next_tick_s
             gap_s = due_s - time.monotonic()
-            guard_s = min(READ_GUARD_MAX_S, 1.5 * self._read_s)
-            if 0 < gap_s < guard_s:
+            if 0 < gap_s < self.read_guard_s:
                 self.reads_deferred += 1
                 # until the loop has ticked (it announces the next one), or a loop gone quiet stops mattering
                 self._tick.wait_for(lambda: self._next_tick_s != due_s, gap_s + READ_GUARD_MAX_S)

@@ -63,7 +63,8 @@ TRIAL_PHASES = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Pha
 
 @dataclass
 class TickTiming:
-    """How the loop kept time: ticks run, deadlines skipped after a stall, the latest a tick started."""
+    """How the loop kept time: ticks run, deadlines skipped after a stall, the latest a tick started after
+    its deadline, and the scheduling its thread got."""
 
     ticks: int = 0
     missed: int = 0
@@ -137,7 +138,7 @@ class Engine:
             start_m = self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # "return to start"
             self._before_arm(start_m)
             realtime.prepare_process()
-            self._no_gc.enter_context(realtime.no_gc_pauses())  # a full collection now, none while armed
+            self._no_gc.enter_context(realtime.no_gc_pauses())  # no collection pauses while armed
             with self._lock:
                 if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
                     raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])

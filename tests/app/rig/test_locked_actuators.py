@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import replace
@@ -135,3 +136,23 @@ def test_a_background_holder_lets_an_urgent_caller_in_between_transactions():
     lock.release()
     other.join(timeout=2)
     assert order[2:] == ["urgent holder done", "other"]
+
+
+def test_a_read_does_not_start_just_before_the_control_loops_next_tick(bus_on_twin):
+    actuators = LockedActuators(bus_on_twin)
+    actuators.connect()
+    actuators.read()
+    actuators.announce_tick(time.monotonic() + 10.0)   # far away: the read goes at once
+    actuators.read()
+    assert actuators.reads_deferred == 0
+    for _ in range(5):  # a loaded machine may let the guard pass between the announcement and the read
+        due_s = time.monotonic() + 0.5 * actuators.read_guard_s   # inside the guard: the bus stays free
+        actuators.announce_tick(due_s)
+        actuators.read()
+        if actuators.reads_deferred:
+            break
+    assert actuators.reads_deferred == 1
+    assert time.monotonic() >= due_s                    # it waited for the tick (or for the guard to pass)
+    actuators.announce_tick(-math.inf)                  # the loop ended: nothing to wait for
+    actuators.read()
+    assert actuators.reads_deferred == 1
