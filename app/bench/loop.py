@@ -48,7 +48,7 @@ LATE_PERIODS = 2.0               # a tick this many periods after the one before
 SUSTAINED_P99_PERIODS = 1.2      # the sustained-rate rule
 SUSTAINED_MAX_PERIODS = 5.0
 MAX_RATE_TRIES_HZ = (100.0, 200.0, 400.0, 800.0)
-WORKER_TIMEOUT_S = 120.0         # start-up (imports, numba, twins: ~10 s on a loaded 2-core box) + the run
+WORKER_TIMEOUT_S = 300.0         # start-up (imports, numba, twins): ~10 s idle, minutes on an overloaded box
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,11 @@ def run_setup(setup: Setup, rate_hz: float, seconds: float) -> dict:
                [] if setup.realtime else ["--no-realtime"])
     with cpu_load(setup.load), contextlib.ExitStack() as stack:
         drawing = stack.enter_context(drawing_process(seconds + WORKER_TIMEOUT_S)) if setup.drawing else None
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S + seconds)
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=WORKER_TIMEOUT_S + seconds)
+        except subprocess.TimeoutExpired:
+            return {"setup": asdict(setup), "rate_hz": rate_hz,
+                    "error": f"the loop's process did not finish in {WORKER_TIMEOUT_S + seconds:g} s"}
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"setup": asdict(setup), "rate_hz": rate_hz, "error": tail}
