@@ -234,6 +234,9 @@ def _worker_rig(rate_hz: float, seconds: float, live_model: bool) -> dict:
     from uartlab.schema import RUNNER_STREAM
     from uartlab.streams import Record
 
+    from uartlab.app.run import realtime
+
+    realtime.prepare_process()  # before the rig's threads start, as a core process does: they inherit it
     config = default_rig_config()
     suite = builtin_suite("free_motion", config.ceilings)
     with Rig(config) as rig:
