@@ -228,13 +228,12 @@ def _worker_rig(rate_hz: float, seconds: float, live_model: bool) -> dict:
     from uartlab.app.rig.config import default_rig_config
     from uartlab.app.rig.factories import DAQ_BLOCK_S
     from uartlab.app.rig.rig import Rig
+    from uartlab.app.run import realtime
     from uartlab.app.run.experiment import Experiment
     from uartlab.app.run.state import WATCHED_STREAMS
     from uartlab.protocols.suite import builtin_suite
     from uartlab.schema import RUNNER_STREAM
     from uartlab.streams import Record
-
-    from uartlab.app.run import realtime
 
     realtime.prepare_process()  # before the rig's threads start, as a core process does: they inherit it
     config = default_rig_config()
