@@ -1,6 +1,7 @@
 """Real-time setup for the control loop: the scheduler of its thread, the GIL hand-off, garbage collection.
 
-    setup = realtime.prepare_process()      # once, in the process that runs the loop: GIL switch interval
+    realtime.prepare_process()              # in the process that runs the loop (before its device threads
+                                            # start, so they inherit it): GIL switch interval, nice
     rt = realtime.raise_thread_priority()   # on the loop's thread: SCHED_FIFO, else a raised nice, else nothing
     with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
         ...
@@ -17,8 +18,8 @@ at normal priority and says so once in the log.
 - **The GIL**: a thread that wants the GIL waits up to ``sys.getswitchinterval()`` (5 ms by default) for
   the holder to let go. Device threads, the IK and an in-process twin are Python too, so at 100 Hz that
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
-- **Garbage collection**: a gen-2 collection walks every tracked object of the process (tens of ms with
-  numba, scipy and Qt loaded). ``gc.freeze()`` after start-up moves what exists into the permanent
+- **Garbage collection**: a gen-2 collection walks every tracked object of the process (100-600 ms with
+  the twin rig's heap on a loaded 2-core box, `uartlab bench loop`). ``gc.freeze()`` after start-up moves what exists into the permanent
   generation (not scanned while frozen), and automatic collection is off while a run is armed; the loop
   collects the young generations itself right after a tick (a fraction of a millisecond). When the run
   ends everything is unfrozen and automatic collection is back: cyclic garbage that reached the old
