@@ -19,11 +19,11 @@ at normal priority and says so once in the log.
   the holder to let go. Device threads, the IK and an in-process twin are Python too, so at 100 Hz that
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
 - **Garbage collection**: a gen-2 collection walks every tracked object of the process (100-600 ms with
-  the twin rig's heap on a loaded 2-core box, `uartlab bench loop`). ``gc.freeze()`` after start-up moves what exists into the permanent
-  generation (not scanned while frozen), and automatic collection is off while a run is armed; the loop
-  collects the young generations itself right after a tick (a fraction of a millisecond). When the run
-  ends everything is unfrozen and automatic collection is back: cyclic garbage that reached the old
-  generation mid-run is collected then.
+  the twin rig's heap on a loaded 2-core box, `uartlab bench loop`). ``gc.freeze()`` after start-up moves
+  what exists into the permanent generation (not scanned while frozen), and automatic collection is off
+  while a run is armed; the loop collects the young generations itself right after a tick (a fraction of
+  a millisecond). When the run ends everything is unfrozen and automatic collection is back: cyclic
+  garbage that reached the old generation mid-run is collected then.
 """
 
 from __future__ import annotations
