@@ -33,6 +33,7 @@ import contextlib
 import gc
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -156,18 +157,12 @@ def drawing_process(seconds: float) -> Iterator[str]:
         return
     proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "bench", "gui", "--seconds", f"{seconds:g}",
                              "--hours", "0.001"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**_env(), "QT_QPA_PLATFORM": "offscreen"})
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     try:
         yield f"uartlab bench gui (pid {proc.pid})"
     finally:
         proc.kill()
         proc.wait()
-
-
-def _env() -> dict:
-    import os
-
-    return dict(os.environ)
 
 
 def run_setup(setup: Setup, rate_hz: float, seconds: float) -> dict:
