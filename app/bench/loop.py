@@ -90,10 +90,14 @@ def interval_stats(tick_times_s: np.ndarray, period_s: float) -> dict:
 
 
 def latency_stats(latency_s: np.ndarray) -> dict | None:
-    if latency_s.size == 0:
+    """Over the physical latencies; ``clock_ahead``: how many put the sample after the tick that saw it (its
+    host time from the DAQ clock sync was late by at least that much: app/rig/clock_sync.py's estimate)."""
+    ok = latency_s[latency_s >= 0]
+    if ok.size == 0:
         return None
-    return {"n": int(latency_s.size), "median_ms": float(np.median(latency_s) * 1e3),
-            "p99_ms": float(np.percentile(latency_s, 99) * 1e3), "max_ms": float(latency_s.max() * 1e3)}
+    return {"n": int(ok.size), "clock_ahead": int(latency_s.size - ok.size),
+            "median_ms": float(np.median(ok) * 1e3), "p99_ms": float(np.percentile(ok, 99) * 1e3),
+            "max_ms": float(ok.max() * 1e3)}
 
 
 def daq_latencies(tick_times_s: np.ndarray, daq_age_s: np.ndarray, daq_rate_hz: float) -> tuple[np.ndarray, np.ndarray]:
@@ -306,7 +310,8 @@ def render(m: dict) -> str:
         if r.get("latency_newest"):
             ln = r["latency_newest"]
             extra.append(f"newest-sample latency median {ln['median_ms']:.1f} p99 {ln['p99_ms']:.1f} "
-                         f"max {ln['max_ms']:.1f} ms")
+                         f"max {ln['max_ms']:.1f} ms" + (f" ({ln['clock_ahead']} ticks left out: the clock sync put "
+                                                        "the sample after the tick)" if ln["clock_ahead"] else ""))
         if r.get("gc"):
             extra.append(f"gen-2 GC {r['gc']['gen2_ms']:.1f} ms, after freeze {r['gc']['gen2_after_freeze_ms']:.1f} ms")
         if r.get("drawing"):

@@ -62,9 +62,8 @@ def test_the_bench_runs_every_configuration_in_its_own_process_and_reports_them(
         if r["setup"]["kind"] == "rig":
             for key in ("latency_newest", "latency_oldest"):
                 lat = r[key]
-                assert lat is not None and lat["n"] > 0
+                assert lat is not None and lat["n"] > 0 and lat["clock_ahead"] >= 0
                 assert 0 <= lat["median_ms"] <= lat["p99_ms"] <= lat["max_ms"] < 60_000
-            assert r["latency_oldest"]["median_ms"] >= r["latency_newest"]["median_ms"]
             assert r["gc"]["gen2_ms"] > 0 and r["gc"]["gen2_after_freeze_ms"] >= 0
     consumers = next(r for r in m["results"] if r["setup"]["live_model"])
     assert consumers["live_model"]["steps"] >= 0
