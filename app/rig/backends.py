@@ -53,8 +53,13 @@ MOCAP = {
     "real": Backend(FACTORIES, "optitrack", on_twin=False),
     "twin": Backend(FACTORIES, "optitrack_on_twin", on_twin=True),
 }
-# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started TwinRig.
-TWIN_RIG = {"twin": Backend(__name__, "start_twin_rig", on_twin=True)}
+# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started twin rig with ``bus.port``,
+# ``daq.grpc_options()``, ``motive.command_port`` and ``plant``. By default its own process, as a real rig's
+# devices are (`uartlab twin up`, app/rig/twin_process.py); in this process only when a caller asks for it.
+TWIN_RIG = {
+    "process": Backend("uartlab.app.rig.twin_process", "start_twin_process", on_twin=True),
+    "in_process": Backend(__name__, "start_twin_rig", on_twin=True),
+}
 
 FAMILIES = {"actuators": ACTUATORS, "daq": DAQ, "mocap": MOCAP}   # rig.toml's section per table
 
@@ -85,7 +90,7 @@ def open_device(family: str, config: RigConfig, twin, time_scale: float):
 
 
 def start_twin_rig(config: RigConfig) -> TwinRig:
-    """The twin rig for this config (plant, clock, bus, DAQ and Motive twins), started."""
+    """The twin rig for this config (plant, clock, bus, DAQ and Motive twins), started in this process."""
     from uartlab.drivers.twins.plant import PlantConfig
     from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig
 
