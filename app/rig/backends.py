@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
     from uartlab.drivers.ati import FTCalibration
+    from uartlab.drivers.twins.plant import Plant  # noqa: F401 - the in-process twin's plant, for the rig's types
     from uartlab.drivers.twins.rig import TwinRig
 
 FACTORIES = "uartlab.app.rig.factories"

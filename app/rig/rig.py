@@ -64,8 +64,8 @@ from uartlab.sim import FingerParams
 from uartlab.streams import EventKind, Record
 
 if TYPE_CHECKING:
-    from uartlab.app.rig.backends import TwinRig
-    from uartlab.app.rig.twin_process import TwinProcess
+    from uartlab.app.rig.backends import Plant, TwinRig
+    from uartlab.app.rig.twin_process import TwinPlant, TwinProcess
     from uartlab.app.run.engine import Engine
     from uartlab.app.run.procedure import ProcedureRun
 
@@ -199,7 +199,7 @@ class Rig:
         """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
         calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
         if backends.backend_of(self.config, "mocap").on_twin:
-            plant = _opened(self._twin, "twin rig").plant
+            plant = self._twin_plant_opened()
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
         return self.calibrations.mocap_estimator(_opened(self.mocap, "mocap").marker_names)
@@ -251,10 +251,16 @@ class Rig:
         return ages
 
     @property
-    def twin_plant(self):
+    def twin_plant(self) -> TwinPlant | Plant | None:
         """The twin's physics plant (None on hardware): its true values, for a calibration's truth column
         and tests; never a source of measurements."""
         return None if self._twin is None else self._twin.plant
+
+    def _twin_plant_opened(self) -> TwinPlant | Plant:
+        plant = self.twin_plant
+        if plant is None:
+            raise DeviceError("rig: the twin rig is not running (the rig has not started)")
+        return plant
 
     @property
     def places_finger_itself(self) -> bool:
@@ -265,7 +271,7 @@ class Rig:
         """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
         if not self.places_finger_itself:
             return False
-        _opened(self._twin, "twin rig").plant.place(pose, surface_angle_deg)
+        self._twin_plant_opened().place(pose, surface_angle_deg)
         if self.joints is not None:
             self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"

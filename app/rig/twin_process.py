@@ -17,6 +17,7 @@ then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -130,15 +131,22 @@ class TwinPlant:
         self.nano17 = _Nano17(control)
         self._truth: dict[str, Any] | None = None
         self._finger: Finger | None = None
+        self._last: tuple[np.ndarray, list[TwinServo]] | None = None   # as the twin was when it stopped
 
     # ------------------------------------------------------------ live values
     def state(self) -> np.ndarray:
         """The plant's state vector now: joint angles [8:12] rad, tendon forces [12:18] N."""
-        return self._control.call("plant_state")
+        return self._control.call("plant_state") if self._last is None else self._last[0].copy()
 
     def servo_states(self) -> list[TwinServo]:
         """All servos in one request."""
-        return self._control.call("servos")
+        return self._control.call("servos") if self._last is None else list(self._last[1])
+
+    def keep_last(self) -> None:
+        """Before the twin stops: remember its state and servos, so what the rig left behind (torque off,
+        the last goals) can still be read after ``stop()``, as one would look at the hardware."""
+        if self._last is None:
+            self._last = (self.state(), self.servo_states())
 
     def servo_state(self, i: int) -> TwinServo:
         return self.servo_states()[i]
@@ -266,6 +274,9 @@ class TwinProcess:
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         """End the twin (SIGTERM, then SIGKILL after ``timeout_s``) and reap it. Safe to call twice."""
+        if self.plant is not None and self.process is not None and self.process.poll() is None:
+            with contextlib.suppress(DeviceError):  # a twin that no longer answers: nothing to keep
+                self.plant.keep_last()
         if self._control is not None:
             self._control.close()
         if self.daq is not None:
