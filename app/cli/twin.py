@@ -69,6 +69,8 @@ def add_parser(sub) -> None:
     up.add_argument("--orphan-grace-s", type=non_negative_float, default=DEFAULT_ORPHAN_GRACE_S, metavar="S",
                     help=f"how long the twin outlives --parent-pid (default {DEFAULT_ORPHAN_GRACE_S:g} s)")
     up.set_defaults(run=run_up)
+    spare = twin_sub.add_parser("spare", help="load the twins, then run `twin up` with the argument line on stdin")
+    spare.set_defaults(run=run_spare)
 
 
 def servo_ids(text: str) -> tuple[int, ...]:
@@ -136,6 +138,30 @@ def run_up(args: argparse.Namespace) -> int:
         rig.stop()
         print("twin rig stopped.", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def run_spare(args: argparse.Namespace) -> int:
+    """A twin process started ahead of need (app/rig/twin_process.py): import the twins and load their
+    compiled plant kernels now, then wait for one line on stdin - a JSON list of `twin up` arguments - and
+    run as `uartlab twin up` with them. End of input before that line: exit 0, nothing started."""
+    from uartlab.app.cli.extras import require
+
+    require("rig")
+    from uartlab.app.cli.main import main
+    from uartlab.drivers.twins.plant import Plant
+    from uartlab.drivers.twins.rig import TwinRig  # noqa: F401 - imported now, not when the line comes
+
+    Plant()   # compiles, or loads from the kernel cache, the stepper's kernels: in memory for the real plant
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    try:
+        arguments = json.loads(line)
+        if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"stdin must be one JSON list of `twin up` arguments, got {line[:80]!r}") from None
+    return main(["twin", "up", *arguments])
 
 
 def _announce(args: argparse.Namespace, rig: TwinRig, control_endpoint: str) -> None:

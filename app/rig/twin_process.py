@@ -10,7 +10,9 @@ A driver never shares an interpreter with the device it talks to, as on the real
 them over the real protocols; ``plant`` (a ``TwinPlant``) and the fault injections go over the twin's
 control channel (app/rig/twin_control.py).
 
-The child inherits the environment, so it loads the same compiled plant kernels ($UARTLAB_CACHE_DIR).
+The child is `uartlab twin spare` (imports and loads the plant's compiled kernels, then reads its `twin up`
+arguments on stdin), so a process that starts many twins can have the next one loaded ahead
+(``keep_spares``). It inherits the environment, so it uses the same kernel cache ($UARTLAB_CACHE_DIR).
 Its stderr goes to ``log_path``, removed by a clean ``stop()`` and kept when this process dies: the twin
 then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile) and logs what it saw.
 """
@@ -212,18 +214,19 @@ class TwinProcess:
         return cls(twin_up_arguments(config), **kwargs)
 
     @property
-    def command(self) -> list[str]:
-        return [sys.executable, "-m", "uartlab.app.cli", "twin", "up", "--json", "--ephemeral-ports",
-                "--parent-pid", str(os.getpid()), "--orphan-grace-s", repr(float(self.orphan_grace_s)),
-                *self.arguments]
+    def up_arguments(self) -> list[str]:
+        """`uartlab twin up` arguments: endpoints as one JSON line, free ports, and this process as parent."""
+        return ["--json", "--ephemeral-ports", "--parent-pid", str(os.getpid()),
+                "--orphan-grace-s", repr(float(self.orphan_grace_s)), *self.arguments]
 
     def start(self) -> TwinProcess:
         """Start the twin and wait for its endpoints line; DeviceError (its stderr's last line) if it fails."""
-        fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
-        self.log_path, self._log = Path(name), os.fdopen(fd, "w+b")
-        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=self._log, close_fds=True)
+        spare = _Spare.take()
+        self.process, self.log_path, self._log = spare.process, spare.log_path, spare.log
         try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(json.dumps(self.up_arguments).encode() + b"\n")
+            self.process.stdin.close()
             self.endpoints = self._endpoints_line()
             e = self.endpoints
             self._control = control = TwinControl(e["control"])
@@ -235,6 +238,7 @@ class TwinProcess:
         except BaseException:
             self.stop()
             raise
+        _Spare.prepare_next()
         return self
 
     def _endpoints_line(self) -> dict[str, Any]:
@@ -290,8 +294,9 @@ class TwinProcess:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    pipe.close()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -304,6 +309,55 @@ class TwinProcess:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+
+
+class _Spare:
+    """A `uartlab twin spare` process: the twins imported and their kernels loaded, waiting for its `twin up`
+    arguments on stdin. With ``keep_spares(True)`` one is started ahead for the next twin of this process, so
+    a start costs the twin's set-up only (tests start dozens of rigs); otherwise each start spawns its own."""
+
+    kept: _Spare | None = None
+    keep = False
+    lock = threading.Lock()
+
+    def __init__(self):
+        fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
+        self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
+        self.process = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "twin", "spare"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, close_fds=True)
+
+    @classmethod
+    def take(cls) -> _Spare:
+        with cls.lock:
+            spare, cls.kept = cls.kept, None
+        if spare is None or spare.process.poll() is not None:
+            spare = cls()
+        return spare
+
+    @classmethod
+    def prepare_next(cls) -> None:
+        """After a twin is up (not while it starts: both would compete for the CPU), the next one's spare."""
+        with cls.lock:
+            if cls.keep and cls.kept is None:
+                cls.kept = cls()
+
+    @classmethod
+    def discard(cls) -> None:
+        with cls.lock:
+            spare, cls.kept = cls.kept, None
+        if spare is not None:
+            spare.process.stdin.close()   # type: ignore[union-attr] - end of input: it exits, nothing started
+            spare.process.wait()
+            spare.process.stdout.close()  # type: ignore[union-attr]
+            spare.log.close()
+            spare.log_path.unlink(missing_ok=True)
+
+
+def keep_spares(enabled: bool) -> None:
+    """Keep a twin process started ahead of the next ``TwinProcess.start()`` of this process (or stop)."""
+    _Spare.keep = enabled
+    if not enabled:
+        _Spare.discard()
 
 
 def start_twin_process(config: RigConfig) -> TwinProcess:
