@@ -70,6 +70,8 @@ def add_parser(sub) -> None:
                     help=f"how long the twin outlives --parent-pid (default {DEFAULT_ORPHAN_GRACE_S:g} s)")
     up.set_defaults(run=run_up)
     spare = twin_sub.add_parser("spare", help="load the twins, then run `twin up` with the argument line on stdin")
+    spare.add_argument("--warm", action="store_true",
+                       help="also load the plant's compiled kernels before the line comes (a spare started ahead)")
     spare.set_defaults(run=run_spare)
 
 
@@ -141,9 +143,9 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_spare(args: argparse.Namespace) -> int:
-    """A twin process started ahead of need (app/rig/twin_process.py): import the twins and load their
-    compiled plant kernels now, then wait for one line on stdin - a JSON list of `twin up` arguments - and
-    run as `uartlab twin up` with them. End of input before that line: exit 0, nothing started."""
+    """A twin process (app/rig/twin_process.py): import the twins (with --warm, also load their compiled plant
+    kernels: a spare started ahead of need), then wait for one line on stdin - a JSON list of `twin up`
+    arguments - and run as `uartlab twin up` with them. End of input before that line: exit 0, nothing started."""
     from uartlab.app.cli.extras import require
 
     require("rig")
@@ -151,7 +153,8 @@ def run_spare(args: argparse.Namespace) -> int:
     from uartlab.drivers.twins.plant import Plant
     from uartlab.drivers.twins.rig import TwinRig  # noqa: F401 - imported now, not when the line comes
 
-    Plant()   # compiles, or loads from the kernel cache, the stepper's kernels: in memory for the real plant
+    if args.warm:
+        Plant()   # compiles, or loads from the kernel cache, the stepper's kernels: in memory for the real plant
     line = sys.stdin.readline()
     if not line.strip():
         return 0

@@ -128,11 +128,12 @@ def twin_ft_calibration_file() -> tuple[str, str]:
 
 def preload_modules() -> None:
     """Import every module a rig start may import: each table's factories, their drivers (dynamixel_sdk,
-    nidaqmx and grpc) and the twin rig's. For a caller that must not import them on a worker thread later:
-    the window (PySide6 hooks ``__import__``; a first import of grpc/nidaqmx on a worker while the GUI thread
-    was inside Qt deadlocked)."""
+    nidaqmx and grpc), the twin process's client (zmq) and the in-process twin rig's. For a caller that must
+    not import them on a worker thread later: the window (PySide6 hooks ``__import__``; a first import of
+    grpc/nidaqmx on a worker while the GUI thread was inside Qt deadlocked)."""
     importlib.import_module(FACTORIES)
     for module in ("uartlab.drivers.mx64_bus", "uartlab.drivers.usb6210", "uartlab.drivers.mocap",
+                   "uartlab.app.rig.twin_process", "uartlab.app.rig.twin_control",
                    "uartlab.drivers.twins.daq_grpc", "uartlab.drivers.twins.dxl_bus",
                    "uartlab.drivers.twins.motive", "uartlab.drivers.twins.rig"):
         importlib.import_module(module)

@@ -320,10 +320,11 @@ class _Spare:
     keep = False
     lock = threading.Lock()
 
-    def __init__(self):
+    def __init__(self, warm: bool = False):
         fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
-        self.process = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "twin", "spare"],
+        command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", *(["--warm"] if warm else [])]
+        self.process = subprocess.Popen(command,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, close_fds=True)
 
     @classmethod
@@ -339,7 +340,7 @@ class _Spare:
         """After a twin is up (not while it starts: both would compete for the CPU), the next one's spare."""
         with cls.lock:
             if cls.keep and cls.kept is None:
-                cls.kept = cls()
+                cls.kept = cls(warm=True)
 
     @classmethod
     def discard(cls) -> None:
