@@ -347,9 +347,11 @@ class _Spare:
         with cls.lock:
             spare, cls.kept = cls.kept, None
         if spare is not None:
-            spare.process.stdin.close()   # type: ignore[union-attr] - end of input: it exits, nothing started
-            spare.process.wait()
-            spare.process.stdout.close()  # type: ignore[union-attr]
+            process = spare.process
+            for pipe in (process.stdin, process.stdout):   # stdin's end of input: it exits, nothing started
+                if pipe is not None:
+                    pipe.close()
+            process.wait()
             spare.log.close()
             spare.log_path.unlink(missing_ok=True)
 
