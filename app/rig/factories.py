@@ -62,10 +62,13 @@ def _usb6210(config: RigConfig, time_scale: float, grpc_options) -> AnalogInput:
     from uartlab.drivers.usb6210 import Usb6210
 
     d = config.daq
-    # DAQ_BLOCK_S and DAQ_BUFFER_S are host seconds: a twin at N x speed delivers N x the samples per
-    # second, and reading them in the 1x block size would take N x the RPCs.
+    # DAQ_BLOCK_S and DAQ_BUFFER_S are host seconds at 1x. A twin at N x speed delivers N x the samples per
+    # second and its plant costs N x the CPU; there a block is N x DAQ_BLOCK_S of host time (N^2 x the samples),
+    # so the gRPC reads stay within what a 2-core machine serves beside the plant (at 4x, 10 ms blocks left
+    # the DAQ stale within seconds of a run). The protocol-time latency is N x anyway on a fast twin.
+    block_host_s = DAQ_BLOCK_S * max(1.0, time_scale)
     return Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
-                   block_samples=max(1, round(d.rate_hz * DAQ_BLOCK_S * time_scale)),
+                   block_samples=max(1, round(d.rate_hz * block_host_s * time_scale)),
                    buffer_s=DAQ_BUFFER_S * time_scale, grpc_options=grpc_options)
 
 
