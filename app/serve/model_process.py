@@ -3,22 +3,24 @@
     python -m uartlab.app.serve.model_process --core ipc:///run/user/1000/uartlab/core < job-line
     python -m uartlab.app.serve.model_process --core tcp://127.0.0.1:5650 --job job.json    # by hand
 
-The core starts it for a run that wants the live model (app/serve/model_supervisor.py) and writes the job
+The core starts one while it waits for a run (app/serve/model_supervisor.py) and writes the run's job
 (app/serve/model_job.py: the parameters with their sources, the runner's plan, the time scale) as the first
-line of its stdin. It then
+line of its stdin. It
 
-1. loads and warms the model: the compiled kernels come from the kernel cache every uartlab process shares
-   (sim/kernel_cache.py), and a few synthetic ticks through a scratch ``LiveModel`` make every first call
-   (the start state's statics, the stepper, the contact law) before a real trial needs them, so the first
-   step of the run's first trial is as quick as any other;
-2. attaches to the core, mirrors its `runner` stream into a local Hub and runs the unchanged ``LiveModel``
-   (app/run/live_model.py) on it, on the model's own thread, in this process's own GIL;
+1. loads and warms the model before the job comes: the compiled kernels come from the kernel cache every
+   uartlab process shares (sim/kernel_cache.py), and a few synthetic ticks through a scratch ``LiveModel``
+   make every first call (the start state's statics, the stepper, the contact law) before a real trial needs
+   them, so the first step of the run's first trial is as quick as any other; then prints ``warm {...}``;
+2. with its job, attaches to the core, mirrors its `runner` stream into a local Hub and runs the unchanged
+   ``LiveModel`` (app/run/live_model.py) on it, on the model's own thread, in this process's own GIL;
+   prints ``ready {...}``;
 3. PUSHes every `model` record and the model's events to the core's ingest socket, which publishes them into
-   the core's hub, so the session file records them as when the model ran inside the core;
-4. prints ``ready {...}`` on stdout once attached and warm, and ``report {...}`` (its counts) every second;
-5. stops when its stdin ends (the core closed it, or the core is gone) or on SIGTERM/SIGINT: the ticks already
+   the core's hub, so the session file records them as when the model ran inside the core; prints
+   ``report {...}`` (its counts) every second;
+4. stops when its stdin ends (the core closed it, or the core is gone) or on SIGTERM/SIGINT: the ticks already
    received are modelled, the last samples sent, and its counts sent last as a `drops` event from "live model"
-   (ticks received, model samples sent, ticks dropped from its queue, samples that could not be sent).
+   (ticks received, model samples sent, ticks dropped from its queue, samples that could not be sent). A stdin
+   that ends before the job came (the core stopped while it waited) ends it at once.
 
 Nothing it does reaches the control loop: the core publishes the runner stream through a bounded PUB socket
 (a slow model loses ticks there, and merges over them), and the ingest is a socket the core drains on its own
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -39,12 +42,13 @@ import numpy as np
 from uartlab.app.serve.model_job import ModelJob, PlannedTrial
 from uartlab.errors import EXIT_DONE, UartlabError, exit_code
 from uartlab.hub import Hub
-from uartlab.schema import EVENTS, MODEL_STREAM, RUNNER_STREAM, EventKind, runner_spec
+from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, RUNNER_STREAM, EventKind, runner_spec
 from uartlab.streams import Event, Record
 
 SOURCE = "live model"     # app/run/live_model.py's: the model's events are all "live model"'s
 ATTACH_TIMEOUT_S = 5.0    # est.: a core answers a hello in ms; a busy 2-core machine may take a second
 REPORT_EVERY_S = 1.0
+WARM_UP_SURFACE_DEG = 30.0  # any surface: the contact kernels are the same for every angle
 SEND_QUEUE = 20_000       # items between the model's hub and the socket: minutes of model samples
 
 
@@ -61,9 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         return exit_code(exc)
 
 
-def read_job(where: str) -> ModelJob:
+def read_job(where: str) -> ModelJob | None:
+    """The job from a file, or the first line of stdin (None: stdin ended first, the core needs no model)."""
     if where == "-":
-        return ModelJob.from_json(sys.stdin.readline(), "the job on stdin")
+        line = sys.stdin.readline()
+        return ModelJob.from_json(line, "the job on stdin") if line.strip() else None
     try:
         with open(where, encoding="utf-8") as f:
             text = f.read()
@@ -75,13 +81,17 @@ def read_job(where: str) -> ModelJob:
 
 
 def run(core: str | None, job_source: str) -> int:
-    job = read_job(job_source)
     from uartlab.app.run.live_model import LiveModel
-    from uartlab.sim import Finger
+    from uartlab.sim import Finger, FingerParams
 
     t0 = time.monotonic()
+    warm_s = warm_up(Finger(FingerParams.uart()))   # the kernels and first calls, before the job comes
+    _say("warm", {"pid": os.getpid(), "warm_up_s": round(warm_s, 3), "start_s": round(time.monotonic() - t0, 3)})
+    job = read_job(job_source)
+    if job is None:
+        return EXIT_DONE
+    t_job = time.monotonic()
     finger = Finger(job.params)
-    warm_s = warm_up(finger, job)
     hub = Hub()
     live = LiveModel(hub, finger, list(job.trials), control_rate_hz=job.control_rate_hz, time_scale=job.time_scale)
     link = CoreLink(core, hub)       # attached: the runner stream is mirrored into ``hub`` from here on
@@ -91,18 +101,17 @@ def run(core: str | None, job_source: str) -> int:
     if job_source == "-":
         threading.Thread(target=_wait_for_eof, args=(stop,), name="stdin", daemon=True).start()
     live.start()
-    _say("ready", {"pid": _pid(), "start_s": round(time.monotonic() - t0, 3), "warm_up_s": round(warm_s, 3),
+    _say("ready", {"pid": os.getpid(), "attach_s": round(time.monotonic() - t_job, 3),
                    "sources": list(job.params_sources)})
     while not stop.wait(REPORT_EVERY_S):
         _say("report", counts(live, link, sender))
     link.stop_receiving()            # no more ticks: model what came, send it, then the counts
-    stats = live.close()
+    live.close()
     sender.close()
     final = counts(live, link, sender)
     link.send(Event(time.monotonic(), EventKind.DROPS, SOURCE, json.dumps(final)))
     link.close()
     _say("report", final)
-    del stats
     return EXIT_DONE
 
 
@@ -116,29 +125,28 @@ def counts(live, link: CoreLink, sender: Sender) -> dict:
 
 
 # ------------------------------------------------------------------ warm-up
-def warm_up(finger, job: ModelJob) -> float:
-    """A few synthetic ticks of a free and (when the run has one) a contact trial through a scratch LiveModel:
-    every kernel and first call a trial start makes, made now. Returns the seconds it took."""
+def warm_up(finger, rate_hz: float = DEFAULT_CONTROL_RATE_HZ) -> float:
+    """A few synthetic ticks of a free and a contact trial through a scratch LiveModel: every kernel and first
+    call a trial start makes (the kernels load from the cache), made now. Returns the seconds it took."""
     from uartlab.app.run.feed import runner_record
     from uartlab.app.run.live_model import LiveModel
     from uartlab.protocols.runner import Phase
     from uartlab.sim.scenarios import start_state
 
     t0 = time.perf_counter()
-    angles = sorted({t.surface_angle_deg for t in job.trials if t.surface_angle_deg is not None})
-    plan = [PlannedTrial("warm-up free", None), *(PlannedTrial("warm-up contact", a) for a in angles[:1])]
-    ticks, t, period = [], 0.0, 1.0 / job.control_rate_hz
+    plan = [PlannedTrial("warm-up free", None), PlannedTrial("warm-up contact", WARM_UP_SURFACE_DEG)]
+    phases = [Phase.PRETENSION] + [Phase.ACTUATE] * 3 + [Phase.SETTLE, Phase.RECORD, Phase.RETURN]
+    ticks, t = [], 0.0
     for index, trial in enumerate(plan):
         x0, _ = start_state(finger, "Flex", trial.surface_angle_deg)
         excursion = np.zeros(6)
-        phases = [Phase.PRETENSION] + [Phase.ACTUATE] * 3 + [Phase.SETTLE, Phase.RECORD, Phase.RETURN]
         for phase in phases:
             excursion = excursion + (1e-4 if phase is Phase.ACTUATE else 0.0)
             ticks.append(runner_record(t, phase, index, excursion, x0.F_input, x0.theta, np.zeros(6)))
-            t += period
+            t += 1.0 / rate_hz
     hub = Hub()
-    hub.register(runner_spec(job.control_rate_hz))
-    scratch = LiveModel(hub, finger, plan, control_rate_hz=job.control_rate_hz, time_scale=job.time_scale)
+    hub.register(runner_spec(rate_hz))
+    scratch = LiveModel(hub, finger, plan, control_rate_hz=rate_hz)
     scratch.process(ticks)
     scratch.close()
     return time.perf_counter() - t0
@@ -216,12 +224,6 @@ def _stop_on_signals(stop: threading.Event) -> None:
         stop.set()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, handler)
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 if __name__ == "__main__":
