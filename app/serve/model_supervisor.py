@@ -9,7 +9,7 @@
     model.wait_ready(READY_WAIT_S)            # attached (False: it joins the run when it is)
     model.close()                             # its last samples and its counts are in the hub, it has exited
 
-Why a process waits: importing and warming the model takes 3-6 s on a quiet 2-core machine and over 15 s on a
+Why a process waits: importing and warming the model takes 3-6 s on a quiet 2-core machine and 40 s on a
 loaded one (measured), longer than a run's start. So the core keeps one process warm while idle and hands it the
 next run's job; the next one starts when that run's model closes, not while a trial runs.
 
@@ -47,9 +47,11 @@ from uartlab.streams import Event, Record
 
 SOURCE = "live model"      # app/run/live_model.py's: every event about the model says it is the model's
 MODULE = "uartlab.app.serve.model_process"
-# est.: a warm process attaches in well under a second; one still importing (a first compile takes a minute) is
-# not waited for longer than this: the run goes on and the model joins when it is ready
-READY_WAIT_S = 15.0
+# A warm process attaches in under a second (measured 0.7 s). One still starting (imports and warm-up: 5 s on a
+# quiet 2-core machine, 40 s measured at a load average of 25) is waited for up to this long before the run's
+# first trial, as the operator asked for the model; a first compile of the kernels (a minute or more) is not:
+# the run goes on and the model joins when it is ready.
+READY_WAIT_S = 60.0
 CLOSE_WAIT_S = 10.0        # est.: the queued ticks (at most a few seconds behind) and the last samples on the socket
 KILL_WAIT_S = 2.0
 WATCH_QUEUE = 20_000       # model samples and events: minutes of them, for a thread that only adds squares
@@ -193,6 +195,7 @@ class ModelSupervisor:
             except ValueError:
                 info = None
             if word == "warm" and isinstance(info, dict):
+                log.info("live model process %s warm, waiting for a run: %s", proc.pid, info)
                 self.warm.set()
             elif word == "ready" and isinstance(info, dict):
                 self.ready_info = info
@@ -260,6 +263,8 @@ class ModelProcessHost:
                 model.on_close = None
                 model.close()
             model = ModelSupervisor(hub, self.core_base, on_close=self._spawn).spawn()
+        log.info("live model process %s: the run's job handed over (%s)", model.pid,
+                 "warm" if model.warm.is_set() else "still warming up")
         model.begin(job)
         if model.wait_ready(self.ready_wait_s):
             log.info("live model process %s ready: %s", model.pid, model.ready_info)
