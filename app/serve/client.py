@@ -5,7 +5,7 @@
         core.request("run", suite="free_motion", repeats=1, folder="recordings")
         sub = core.hub.subscribe("plots", {"daq", "runner"})   # the core's streams, as on a local rig
         core.estop("why")                           # on the E-stop socket: acted on, acknowledged
-        core.push_model(record)                     # a `model` record back to the core, which records it
+        core.push_model(record)                     # a `model` record (or the model's event) back, recorded
 
 ``CoreClient(attach_history=True)`` first publishes the core's last ~30 s of every stream and its recent
 events into the local hub, then the live data, so a window attached mid-run shows the present and the past.
@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 1.0    # a core on this machine answers in milliseconds; `uartlab estop` gives up after this
 REQUEST_TIMEOUT_S = 10.0   # est.: the slowest request (a recording's close flushing its file) takes ~1-2 s
+PUSH_LINGER_MS = 2000      # est.: a model's last samples reach a core on this machine in milliseconds
 RCVHWM = 10_000            # ~10 s of every stream at the twin's rates, while the mirror thread catches up
 # The client raises the error the core met, by kind (app/serve/runs.py ERROR_KINDS), so a CLI exits as if local.
 _KINDS: dict[str, type[Exception]] = {k.__name__: k for k in (ConfigError, InputFileError, DeviceError, OutputError,
@@ -186,17 +187,20 @@ class CoreClient:
         return reply
 
     # ------------------------------------------------------------ model records back
-    def push_model(self, record: Record) -> None:
-        """A `model` record to the core, which records it and publishes it to every viewer. Never blocks: a
-        core that does not keep up drops it here (the PUSH socket's high-water mark)."""
+    def push_model(self, item: Record | Event) -> bool:
+        """A `model` record (or the live model's event) to the core, which records it and publishes it to every
+        viewer. Never blocks: False when a core that does not keep up left no room for it (the PUSH socket's
+        high-water mark). What was queued is still sent at ``close`` (for up to PUSH_LINGER_MS)."""
         if self._push is None:
             self._push = self._socket(zmq.PUSH, self.ends.ingest)
             self._push.setsockopt(zmq.SNDHWM, 1000)
+        spec = None if isinstance(item, Event) else self.specs.get(MODEL_STREAM)
         try:
-            self._push.send_multipart(wire.encode(record, self.specs.get(MODEL_STREAM)), copy=False,
-                                      flags=zmq.NOBLOCK)
+            self._push.send_multipart(wire.encode(item, spec), copy=False, flags=zmq.NOBLOCK)
         except zmq.Again:
             log.debug("model record dropped: the core's ingest is full")
+            return False
+        return True
 
     # ------------------------------------------------------------ the streams
     def _subscribe(self, streams: Iterable[str] | None, attach_history: bool) -> None:
@@ -244,10 +248,16 @@ class CoreClient:
             sub.close(linger=0)
 
     # ------------------------------------------------------------ the end
-    def close(self) -> None:
+    def stop_mirror(self) -> None:
+        """No more data from the core into the local hub (what it has stays); requests and pushes go on."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=2)
+
+    def close(self) -> None:
+        self.stop_mirror()
+        if self._push is not None:   # the model's last records and its final report still reach the core
+            self._push.close(linger=PUSH_LINGER_MS)
         self._context.destroy(linger=0)
 
     def __enter__(self) -> CoreClient:

@@ -31,6 +31,7 @@ from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, is_
 from uartlab.app.serve.estop_server import EstopServer
 from uartlab.app.serve.history import History
 from uartlab.app.serve.ingest import Ingest
+from uartlab.app.serve.model_supervisor import ModelProcessHost
 from uartlab.app.serve.publisher import Publisher
 from uartlab.app.serve.runs import RunRequest, RunSlot
 from uartlab.drivers.interfaces import DeviceError
@@ -51,6 +52,7 @@ class RigCore:
         self.keys = keys.load_server_keys(keys_dir) if keys_dir is not None else None
         self.rig: Rig | None = None
         self.runs: RunSlot | None = None
+        self.model_host: ModelProcessHost | None = None
         self.recording = None                 # a RecordingSession an operator started (not a run's own)
         self.moving: str | None = None        # an operator's move on the engine
         self.last_move: str = ""
@@ -69,7 +71,9 @@ class RigCore:
             self._refuse_if_answered()
             sockets = self._bind()
             self.rig = Rig(self.config).start()
-            self.runs = RunSlot(self.rig)
+            # A run's live model runs in a process of its own, warmed while the core waits for the run.
+            self.model_host = ModelProcessHost(self.rig.hub, self.ends.base)
+            self.runs = RunSlot(self.rig, self.model_host)
             history = History(self.rig.hub).start()
             self.history = history
             self._parts = [Publisher(self.rig.hub, sockets["data"]).start(), history,
@@ -124,6 +128,8 @@ class RigCore:
             if self._closed:
                 return
             self._closed = True
+        if self.model_host is not None:   # first: a run's model closing below must not start another
+            self.model_host.close()
         try:
             if self.runs is not None:
                 self.runs.close(why)

@@ -79,8 +79,9 @@ class RunRequest:
 
 
 class RunSlot:
-    def __init__(self, rig):
+    def __init__(self, rig, model_host=None):
         self.rig = rig
+        self.model_host = model_host   # where a run's live model runs (app/serve/model_supervisor.py)
         self.run: Run | None = None
         self.count = 0
         self.state = "idle"            # idle, starting, running, closing, over
@@ -120,7 +121,8 @@ class RunSlot:
             folder = Path(self.rig.config.recording.folder)
         run = Run(suite, rig=self.rig, folder=folder, session=None if folder else session,
                   operator=request.operator, notes=request.notes, safe_action=request.safe_action,
-                  live_model=request.live_model, params=params, title="uartlab rig serve")
+                  live_model=request.live_model, params=params, title="uartlab rig serve",
+                  model_host=self.model_host)
         with self._lock:
             self.count += 1
             self.run, self.state, self.error, self.report, self.start_m = run, "starting", None, None, None
