@@ -34,15 +34,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class Closable(Protocol):
+class LiveModelLike(Protocol):
+    """What a run keeps of its live model, wherever it runs: the trials' residuals, and its stop."""
+
+    @property
+    def summaries(self) -> list:  # (trial name, residuals.ResidualSummary) per trial run
+        ...
+
     def close(self) -> Any: ...
 
 
 class ModelHost(Protocol):
     """Starts the live model of a run somewhere other than a thread of this process: registers the `model`
-    stream in ``hub`` (before the session file opens, so it is recorded) and returns what ``close`` stops."""
+    stream in ``hub`` (before the session file opens, so it is recorded) and returns it."""
 
-    def __call__(self, hub: Any, params: Any, sources: list[str], suite: Any, time_scale: float) -> Closable: ...
+    def __call__(self, hub: Any, params: Any, sources: list[str], suite: Any, time_scale: float) -> LiveModelLike:
+        ...
 
 
 CLOSE_WAIT_S = 5.0   # est.: an aborted run returns to its safe action within a few ticks; this is generous
@@ -89,7 +96,7 @@ class Run:
         self.operator, self.notes, self.safe_action = operator, notes, safe_action
         self.want_live_model, self.params, self.title = live_model, params, title
         self.model_host = model_host
-        self.live_model: LiveModel | Closable | None = None
+        self.live_model: LiveModel | LiveModelLike | None = None
         self.experiment: Experiment | None = None
         self.warnings: list[str] = []               # the session's free-space warning, stale calibrations
         self.session_summary: dict | None = None    # what the session's close said (drops, clock estimates)

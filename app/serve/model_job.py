@@ -93,7 +93,7 @@ class ModelJob:
         rates = {}
         for key in ("time_scale", "control_rate_hz"):
             value = doc.get(key)
-            if not _finite_number(value) or value <= 0:
+            if not isinstance(value, int | float) or not _finite_number(value) or value <= 0:
                 raise bad(f"{key}: expected a number > 0, got {value!r}")
             rates[key] = float(value)
         return cls(params, tuple(sources), tuple(trials), rates["time_scale"], rates["control_rate_hz"])

@@ -169,7 +169,7 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
         assert np.sqrt(np.mean(angles ** 2)) < 1.5, (name, theirs, mine)
         # Ticks merged while the process was behind on a loaded machine change a little, not more.
         for joint, rms_deg in theirs.joint_angles_deg.items():
-            assert rms_deg == pytest.approx(mine.joint_angles_deg[joint], abs=0.25, rel=0.25), (name, joint, theirs, mine)
+            assert rms_deg == pytest.approx(mine.joint_angles_deg[joint], abs=0.25, rel=0.25), (name, theirs, mine)
         for tendon, rms_N in theirs.tendon_force_N.items():
             assert rms_N == pytest.approx(mine.tendon_force_N[tendon], abs=0.05, rel=0.25), (name, tendon, theirs, mine)
     # The run's report, made in the core, has the model's table from what reached it.
