@@ -138,9 +138,9 @@ class RigCore:
                 part.close()
             if self.rig is not None:
                 self.rig.stop()
-            self._context.destroy(linger=0)  # the sockets' threads are joined; closes any never handed over
-            if self._auth is not None:
+            if self._auth is not None:   # its own thread and sockets: stopped before the context goes
                 self._auth.stop()
+            self._context.destroy(linger=0)  # the sockets' threads are joined; closes any never handed over
             for path in ipc_paths(self.ends):
                 path.unlink(missing_ok=True)
             self._stopped.set()
