@@ -23,5 +23,6 @@ def main(args: argparse.Namespace) -> int:
     keys = Path(args.keys) if args.keys else None
     with CoreClient(args.core, subscribe=False, keys_dir=keys, timeout_s=CONNECT_TIMEOUT_S, hello=False) as core:
         reply = core.estop(reason)   # NoCoreError (exit 3) when no core acknowledges within the timeout
-    print(f"E-stop acknowledged by the core at {core.ends.base} ({reply['acted_s'] * 1e3:.1f} ms): {reason}")
+    print(f"E-stop acknowledged by the core at {core.ends.base}: torque off in {reply['acted_s'] * 1e3:.0f} ms "
+          f"({reason})")
     return 0

@@ -23,7 +23,7 @@ def report_json(run: Run) -> dict:
     if exp is None or status is None:
         raise RuntimeError(f"{run.title}: no experiment to report on")
     steady = {(s.trial, s.repeat): s for s in exp.steady}
-    out = {"session_file": str(run.path or getattr(run.session, "path", "")), "suite": run.suite.name,
+    out = {"session_file": session_file(run), "suite": run.suite.name,
            "sha256": run.suite.sha256, "phase": str(status.phase), "fault_reason": status.fault_reason,
            "trials": [_result_dict(r, steady.get((r.trial, r.repeat))) for r in status.results]}
     if run.live_model is not None:
@@ -42,8 +42,13 @@ def report_text(run: Run) -> str:
         from uartlab.app.run.residuals import residual_table
 
         lines.append(residual_table(live.summaries))
-    lines.append(f"session file: {run.path or getattr(run.session, 'path', '')}")
+    lines.append(f"session file: {session_file(run)}")
     return "\n".join(lines)
+
+
+def session_file(run: Run) -> str:
+    """The file the run recorded into: its own, or the open recording it was given ("" for none)."""
+    return str(run.path) if run.path is not None else str(getattr(run.session, "path", "") or "")
 
 
 def _result_dict(result, steady: SteadyState | None) -> dict:

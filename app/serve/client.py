@@ -212,7 +212,8 @@ class CoreClient:
         newest: dict[str, float] = {}
         if attach_history:  # live data queues on the SUB socket meanwhile; what the history has is skipped
             _, records, events = self.snapshot()
-            for item in [*events, *records]:
+            items: list[Record | Event] = [*events, *records]
+            for item in items:
                 if wanted is None or _stream(item) in wanted:
                     self.hub.publish(item)
                     if isinstance(item, Record) and len(item):

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
 from uartlab.app.rig.config import RigConfig
@@ -37,6 +37,10 @@ from uartlab.app.serve.runs import RunRequest, RunSlot
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.schema import EventKind
 
+if TYPE_CHECKING:
+    from uartlab.app.record.session import RecordingSession
+    from zmq.auth.thread import ThreadAuthenticator
+
 log = logging.getLogger(__name__)
 
 PROBE_S = 0.3      # est.: a core on this machine answers a hello in a few ms; this is generous
@@ -53,13 +57,13 @@ class RigCore:
         self.rig: Rig | None = None
         self.runs: RunSlot | None = None
         self.model_host: ModelProcessHost | None = None
-        self.recording = None                 # a RecordingSession an operator started (not a run's own)
+        self.recording: RecordingSession | None = None   # a RecordingSession an operator started (not a run's own)
         self.moving: str | None = None        # an operator's move on the engine
         self.last_move: str = ""
         self.estop_reason: str | None = None
         self.started_s = time.monotonic()
         self._context = zmq.Context()
-        self._auth = None
+        self._auth: ThreadAuthenticator | None = None
         self._parts: list[Any] = []
         self._stopped = threading.Event()
         self._closed = False
@@ -101,7 +105,7 @@ class RigCore:
         kinds = {"data": zmq.PUB, "command": zmq.ROUTER, "estop": zmq.ROUTER, "ingest": zmq.PULL}
         if self.keys is not None:
             self._auth = keys.start_authenticator(self._context, self.keys)
-        sockets = {}
+        sockets: dict[str, zmq.Socket] = {}
         for name, kind in kinds.items():
             socket = self._context.socket(kind)
             if self.keys is not None:
@@ -140,9 +144,9 @@ class RigCore:
                 part.close()
             if self.rig is not None:
                 self.rig.stop()
-            self._context.destroy(linger=0)  # the sockets' threads are joined; closes any never handed over
-            if self._auth is not None:
+            if self._auth is not None:   # its own thread and sockets: stopped before the context goes
                 self._auth.stop()
+            self._context.destroy(linger=0)  # the sockets' threads are joined; closes any never handed over
             for path in ipc_paths(self.ends):
                 path.unlink(missing_ok=True)
             self._stopped.set()
@@ -229,7 +233,7 @@ class RigCore:
         request = RunRequest.from_args(args)
         if not request.operator:
             request.operator = who
-        number = self._slot.submit(request, session=self.recording)
+        number = self._slot.submit(request, session=self.recording, who=who)
         return {"id": number}
 
     def _reset(self, args: dict, who: str) -> None:
@@ -279,6 +283,7 @@ class RigCore:
         start = self._slot.start_m
         if what == "return to start" and start is None:
             raise ValueError("return to start: no run has started yet")
+        start_m: Any = start
 
         def work() -> None:
             try:
@@ -287,7 +292,7 @@ class RigCore:
                 elif what == "jog":
                     self.last_move = jog(rig, str(args["tendon"]), float(args["step_m"]))
                 else:
-                    self.last_move = return_to_start(rig, start)
+                    self.last_move = return_to_start(rig, start_m)
             except Exception as exc:  # noqa: BLE001 - the status says it
                 self.last_move = f"{what} failed: {exc}"
             finally:

@@ -34,9 +34,13 @@ class Endpoints:
 
 def runtime_folder() -> Path:
     """The per-user folder for ipc sockets, created 0700 (an existing one is tightened)."""
+    import warnings
+
     import platformdirs
 
-    folder = Path(platformdirs.user_runtime_dir("uartlab", appauthor=False))
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (a container, a cron job): /tmp/runtime-UID, made 0700 here
+        warnings.simplefilter("ignore")
+        folder = Path(platformdirs.user_runtime_dir("uartlab", appauthor=False))
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder, 0o700)
     return folder

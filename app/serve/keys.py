@@ -108,7 +108,7 @@ def user_of(frame: zmq.Frame) -> str | None:
         user = frame.get("User-Id")
     except zmq.ZMQError:
         return None
-    return user if user and user != "anonymous" else None
+    return user if isinstance(user, str) and user and user != "anonymous" else None
 
 
 def may_command(user: str | None) -> bool:

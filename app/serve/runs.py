@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from uartlab.app.run.report import session_file
 from uartlab.app.run.run import Run
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.errors import (
@@ -29,6 +30,7 @@ from uartlab.errors import (
     UartlabError,
 )
 from uartlab.protocols.runner import RUN_OVER
+from uartlab.schema import EventKind
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +97,7 @@ class RunSlot:
     def busy(self) -> bool:
         return self.state in ("starting", "running", "closing")
 
-    def submit(self, request: RunRequest, session=None) -> int:
+    def submit(self, request: RunRequest, session=None, who: str = "") -> int:
         """Check the suite against this rig and start the run on a worker; returns the run's number."""
         from uartlab.protocols.suite import parse_suite, resolve_suite, select_trials
 
@@ -126,14 +128,16 @@ class RunSlot:
         with self._lock:
             self.count += 1
             self.run, self.state, self.error, self.report, self.start_m = run, "starting", None, None, None
-            self._worker = threading.Thread(target=self._work, args=(run,), name=f"core-run-{self.count}",
+            self._worker = threading.Thread(target=self._work, args=(run, who), name=f"core-run-{self.count}",
                                             daemon=True)
             self._worker.start()
         return self.count
 
-    def _work(self, run: Run) -> None:
+    def _work(self, run: Run, who: str) -> None:
         try:
             run.assemble()
+            # Into the run's own file (opened by assemble): who asked for this run.
+            self.rig.hub.event(EventKind.OPERATOR, "core", f"run {run.suite.name!r} submitted by {who}")
             run.start()
             self.start_m = run.experiment.start_m if run.experiment is not None else None
             self.state = "running"
@@ -212,7 +216,7 @@ class RunSlot:
         out: dict[str, Any] = {"id": self.count, "state": self.state}
         if run is None:
             return out
-        out.update(suite=run.suite.name, session_file=str(run.path or getattr(run.session, "path", "") or ""),
+        out.update(suite=run.suite.name, session_file=session_file(run),
                    warnings=list(run.warnings), estop_reason=run.estop_reason)
         status = run.status()
         if status is not None:

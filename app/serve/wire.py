@@ -54,7 +54,7 @@ def encode(item: Record | Event, spec: StreamSpec | None = None) -> list[Any]:
     header = {"kind": Kind.RECORD, "stream": item.stream, "n": len(item),
               "fields": [[n, a.dtype.str, list(a.shape[1:])] for n, a in zip(names, arrays, strict=True)]}
     host = np.ascontiguousarray(item.host_time_s, dtype="<f8")
-    return [item.stream.encode(), json.dumps(header).encode(), memoryview(host), *(memoryview(a) for a in arrays)]
+    return [item.stream.encode(), json.dumps(header).encode(), host.data, *(a.data for a in arrays)]
 
 
 def _event_json(event: Event) -> bytes:
