@@ -11,7 +11,8 @@ line of its stdin. It
    uartlab process shares (sim/kernel_cache.py), and a few synthetic ticks through a scratch ``LiveModel``
    make every first call (the start state's statics, the stepper, the contact law) before a real trial needs
    them, so the first step of the run's first trial is as quick as any other; then prints ``warm {...}``;
-2. with its job, attaches to the core, mirrors its `runner` stream into a local Hub and runs the unchanged
+2. with its job, warms the run's own finger the same way (a tenth of a second: the kernels are loaded),
+   attaches to the core, mirrors its `runner` stream into a local Hub and runs the unchanged
    ``LiveModel`` (app/run/live_model.py) on it, on the model's own thread, in this process's own GIL;
    prints ``ready {...}``;
 3. PUSHes every `model` record and the model's events to the core's ingest socket, which publishes them into
@@ -24,31 +25,38 @@ line of its stdin. It
 
 Nothing it does reaches the control loop: the core publishes the runner stream through a bounded PUB socket
 (a slow model loses ticks there, and merges over them), and the ingest is a socket the core drains on its own
-thread. Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
+thread, and the process runs at a lower priority (nice 10) than the core and its other clients: the model is
+the one to fall behind. Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import signal
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from uartlab.app.serve.model_job import ModelJob, PlannedTrial
 from uartlab.errors import EXIT_DONE, UartlabError, exit_code
 from uartlab.hub import Hub
 from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, RUNNER_STREAM, EventKind, runner_spec
 from uartlab.streams import Event, Record
 
+if TYPE_CHECKING:   # the model (numba, scipy) is imported once the process runs at its own priority
+    from uartlab.app.serve.model_job import ModelJob
+
 SOURCE = "live model"     # app/run/live_model.py's: the model's events are all "live model"'s
 ATTACH_TIMEOUT_S = 5.0    # est.: a core answers a hello in ms; a busy 2-core machine may take a second
 REPORT_EVERY_S = 1.0
 WARM_UP_SURFACE_DEG = 30.0  # any surface: the contact kernels are the same for every angle
+# Below the core's and its clients': a model that falls behind merges ticks; a core that falls behind drops them.
+NICENESS = 10
 SEND_QUEUE = 20_000       # items between the model's hub and the socket: minutes of model samples
 
 
@@ -58,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--core", help="the core's address (default: $UARTLAB_CORE or the per-user ipc socket)")
     parser.add_argument("--job", default="-", help="the job file (app/serve/model_job.py); - : the first line of stdin")
     args = parser.parse_args(argv)
+    with contextlib.suppress(OSError):   # where the OS refuses, it runs at the core's priority
+        os.nice(NICENESS)
     try:
         return run(args.core, args.job)
     except UartlabError as exc:
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def read_job(where: str) -> ModelJob | None:
     """The job from a file, or the first line of stdin (None: stdin ended first, the core needs no model)."""
+    from uartlab.app.serve.model_job import ModelJob
+
     if where == "-":
         line = sys.stdin.readline()
         return ModelJob.from_json(line, "the job on stdin") if line.strip() else None
@@ -92,6 +104,7 @@ def run(core: str | None, job_source: str) -> int:
         return EXIT_DONE
     t_job = time.monotonic()
     finger = Finger(job.params)
+    warm_up(finger)                  # again with the run's own finger: what it sets up once is set up now
     hub = Hub()
     live = LiveModel(hub, finger, list(job.trials), control_rate_hz=job.control_rate_hz, time_scale=job.time_scale)
     link = CoreLink(core, hub)       # attached: the runner stream is mirrored into ``hub`` from here on
@@ -100,6 +113,10 @@ def run(core: str | None, job_source: str) -> int:
     _stop_on_signals(stop)
     if job_source == "-":
         threading.Thread(target=_wait_for_eof, args=(stop,), name="stdin", daemon=True).start()
+    # What the imports and the warm-up left is kept out of the collector's reach: a full collection over it
+    # (20-30 ms) would otherwise fall on some step of the run.
+    gc.collect()
+    gc.freeze()
     live.start()
     _say("ready", {"pid": os.getpid(), "attach_s": round(time.monotonic() - t_job, 3),
                    "sources": list(job.params_sources)})
@@ -130,6 +147,7 @@ def warm_up(finger, rate_hz: float = DEFAULT_CONTROL_RATE_HZ) -> float:
     call a trial start makes (the kernels load from the cache), made now. Returns the seconds it took."""
     from uartlab.app.run.feed import runner_record
     from uartlab.app.run.live_model import LiveModel
+    from uartlab.app.serve.model_job import PlannedTrial
     from uartlab.protocols.runner import Phase
     from uartlab.sim.scenarios import start_state
 
