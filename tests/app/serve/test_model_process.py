@@ -57,34 +57,55 @@ timeout_s = 6.0
 {trials}"""
 
 
+class Core:
+    """`uartlab rig serve` on the twin rig at 2x, on an ipc address of its own (paths under 107 bytes). The
+    twin's devices live in the core's process and have real timeouts: on a loaded machine a servo that answered
+    too late stops the rig's bus stream for good, so a run that faulted that way gets a fresh core."""
+
+    def __init__(self, folder: Path):
+        self.base = f"ipc://{folder}/core"
+        self.log = folder / "core.log"   # a file, not a pipe: a pipe nobody reads would stop the core's logging
+        self.proc: subprocess.Popen | None = None
+        self.restart()
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def restart(self) -> None:
+        self.stop()
+        for _attempt in range(3):
+            with open(self.log, "w") as stderr:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", self.base, "--speed",
+                     str(SPEED)], stdout=subprocess.PIPE, stderr=stderr, text=True)
+            line = self.proc.stdout.readline() if self.proc.stdout else ""
+            if "serving at" in line or not re.search(DEVICE_TIMING, self.log.read_text()):
+                break
+            self.proc.wait(timeout=60)
+        assert "serving at" in line, (line, self.log.read_text())
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 @pytest.fixture(scope="module")
 def core():
-    """`uartlab rig serve` on the twin rig at 2x, on an ipc address of its own (paths under 107 bytes). A core
-    whose twin servo answered too late to start on a loaded machine is started again, twice at most."""
     folder = Path(tempfile.mkdtemp(prefix="uartlab-mp-"))
-    base = f"ipc://{folder}/core"
-    log = folder / "core.log"   # a file, not a pipe: a pipe nobody reads would stop the core's logging
-    proc = None
+    core = None
     try:
-        for _attempt in range(3):
-            with open(log, "w") as stderr:
-                proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", base,
-                                         "--speed", str(SPEED)], stdout=subprocess.PIPE, stderr=stderr, text=True)
-            line = proc.stdout.readline() if proc.stdout else ""
-            if "serving at" in line or not re.search(DEVICE_TIMING, log.read_text()):
-                break
-            proc.wait(timeout=60)
-        assert proc is not None and "serving at" in line, (line, log.read_text())
-        proc.log = log   # type: ignore[attr-defined]
-        yield proc, base
+        core = Core(folder)
+        yield core
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if core is not None:
+            core.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -112,13 +133,14 @@ def gone(pid: int) -> bool:
         return True
 
 
-def run_on_core(base: str, suite_text: str, folder: Path, while_running=None) -> dict:
-    """The suite run on the core, until it is over (``while_running(status)`` on each poll of its status). The
-    twin's devices have real timeouts (bus watchdog, stale streams): on a machine shared with other heavy jobs
-    a run can fault on device timing, which the model process cannot cause (it only reads the runner stream and
-    sends its own): such a run is repeated, twice at most, as in tests/app/run/test_live_model.py."""
+def run_on_core(core: Core, suite_text: str, folder: Path, while_running=None) -> dict:
+    """The suite run on the core, until it is over (``while_running(status)`` on each poll of its status). A run
+    that faulted on device timing, which the model process cannot cause (it only reads the runner stream and
+    sends its own), is repeated on a fresh core, twice at most, as tests/app/run/test_live_model.py repeats."""
     for attempt in range(3):
-        status = _run_once(base, suite_text, folder / f"attempt{attempt}", while_running)
+        if attempt:
+            core.restart()
+        status = _run_once(core.base, suite_text, folder / f"attempt{attempt}", while_running)
         reason = str(status.get("fault_reason") or status.get("error") or "")
         if status.get("phase") == "DONE" or not re.search(DEVICE_TIMING, reason):
             break
@@ -139,9 +161,8 @@ def _run_once(base: str, suite_text: str, folder: Path, while_running) -> dict:
 
 
 def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_models_residuals(core, tmp_path):
-    proc, base = core
-    status = run_on_core(base, free_suite(2.0), tmp_path)
-    assert status["phase"] == "DONE", (status, proc.log.read_text()[-3000:])
+    status = run_on_core(core, free_suite(2.0), tmp_path)
+    assert status["phase"] == "DONE", (status, core.log.read_text()[-3000:])
     path = status["session_file"]
     with SessionFile(path) as f:
         assert f.complete
@@ -189,19 +210,18 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
 
 
 def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file_saying_so(core, tmp_path):
-    proc, base = core
     killed: dict[int, int] = {}   # run id -> the model process killed in it
     actuate = str(Phase.ACTUATE)
 
     def kill_the_model_in_actuation(status: dict) -> None:
         if status["id"] in killed or status.get("phase") != actuate:
             return
-        pids = model_processes(proc.pid)
+        pids = model_processes(core.pid)
         assert len(pids) == 1, pids   # the run's own; the next one starts when the run's model has closed
         os.kill(pids[0], signal.SIGKILL)
         killed[status["id"]] = pids[0]
 
-    status = run_on_core(base, free_suite(3.0, ("FDP",)), tmp_path, kill_the_model_in_actuation)
+    status = run_on_core(core, free_suite(3.0, ("FDP",)), tmp_path, kill_the_model_in_actuation)
     assert status["id"] in killed, "the run never reached ACTUATE with its model process"
     assert status["phase"] == "DONE", status
     with SessionFile(status["session_file"]) as f:
@@ -218,13 +238,11 @@ def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file
     # Nothing modelled after it died: no prediction reaches the trial's steady state.
     assert not np.isin(model.data["phase"], [PHASES.index(Phase.RECORD)]).any()
     # A fresh process waits for the core's next run.
-    assert wait_for(lambda: len(model_processes(proc.pid)) == 1, timeout_s=30.0)
+    assert wait_for(lambda: len(model_processes(core.pid)) == 1, timeout_s=30.0)
 
 
 def test_the_core_stopping_ends_the_model_process_waiting_for_a_run(core):
-    proc, base = core
-    assert wait_for(lambda: len(model_processes(proc.pid)) == 1, timeout_s=30.0)
-    waiting = model_processes(proc.pid)[0]
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+    assert wait_for(lambda: len(model_processes(core.pid)) == 1, timeout_s=30.0)
+    waiting = model_processes(core.pid)[0]
+    core.stop()
     assert wait_for(lambda: gone(waiting), timeout_s=15.0)
