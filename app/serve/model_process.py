@@ -98,7 +98,10 @@ def run(core: str | None, job_source: str) -> int:
 
     t0 = time.monotonic()
     warm_s = warm_up(Finger(FingerParams.uart()))   # the kernels and first calls, before the job comes
-    _say("warm", {"pid": os.getpid(), "warm_up_s": round(warm_s, 3), "start_s": round(time.monotonic() - t0, 3)})
+    from uartlab.sim.kernel_cache import kernel_dir
+
+    _say("warm", {"pid": os.getpid(), "warm_up_s": round(warm_s, 3), "start_s": round(time.monotonic() - t0, 3),
+                  "kernel_cache": str(kernel_dir())})
     job = read_job(job_source)
     if job is None:
         return EXIT_DONE

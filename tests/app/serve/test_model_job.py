@@ -12,7 +12,7 @@ from uartlab.app.run.residuals import plan_of
 from uartlab.app.serve.model_job import ModelJob
 from uartlab.errors import ConfigError
 from uartlab.protocols.suite import builtin_suite
-from uartlab.sim import FingerParams
+from uartlab.sim import Finger, FingerParams
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,18 @@ def test_the_process_given_a_bad_job_exits_2_with_one_line_and_no_traceback():
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines == ["live model process: the job on stdin: params_toml: expected str, got NoneType"], proc.stderr
+
+
+def test_the_process_loads_the_model_from_this_interpreters_kernel_cache_and_warms_up_before_its_job():
+    """Started as the core starts it, with no job yet: it warms up from the kernel cache every uartlab process
+    shares (no compile: the kernels this test process uses are there), says so, and ends with its stdin."""
+    from uartlab.sim.kernel_cache import COMPILE_MESSAGE, kernel_dir
+
+    Finger().stepper(Finger().initial_state([0, 30, 45, 30], 1.0))   # this process's kernels are in the cache
+    proc = subprocess.run([sys.executable, "-m", "uartlab.app.serve.model_process", "--core", "ipc:///nonexistent/x"],
+                          input="", capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    word, _, info = proc.stdout.strip().partition(" ")
+    assert word == "warm", proc.stdout
+    assert json.loads(info)["kernel_cache"] == str(kernel_dir())
+    assert COMPILE_MESSAGE not in proc.stderr and "compiling" not in proc.stderr, proc.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import wait_for
+from test_core import patient_twin_rig
 from uartlab.app.record.params import recorded_model_params
 from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import LiveModel
@@ -64,6 +65,7 @@ class Core:
 
     def __init__(self, folder: Path):
         self.base = f"ipc://{folder}/core"
+        self.rig = patient_twin_rig(folder)   # the longest device timeouts rig.toml allows (test_core.py)
         self.log = folder / "core.log"   # a file, not a pipe: a pipe nobody reads would stop the core's logging
         self.proc: subprocess.Popen | None = None
         self.restart()
@@ -78,8 +80,8 @@ class Core:
         for _attempt in range(3):
             with open(self.log, "w") as stderr:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", self.base, "--speed",
-                     str(SPEED)], stdout=subprocess.PIPE, stderr=stderr, text=True)
+                    [sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", self.base, "--rig",
+                     str(self.rig), "--speed", str(SPEED)], stdout=subprocess.PIPE, stderr=stderr, text=True)
             line = self.proc.stdout.readline() if self.proc.stdout else ""
             if "serving at" in line or not re.search(DEVICE_TIMING, self.log.read_text()):
                 break
