@@ -22,13 +22,14 @@ from test_core import patient_twin_rig
 from uartlab.app.record.params import recorded_model_params
 from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import LiveModel
-from uartlab.app.run.residuals import PHASES, TrialResiduals
+from uartlab.app.run.residuals import PHASES
 from uartlab.app.serve.client import CoreClient
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
 from uartlab.schema import MODEL_STREAM, RUNNER_STREAM, runner_spec
 from uartlab.sim import Finger
+from uartlab.streams import Record
 
 pytestmark = pytest.mark.slow
 
@@ -173,38 +174,45 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
     said = [e.message for e in events if e.source == "live model"]
     assert sum("model started from the measured state" in m for m in said) == 2, said
     report = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == "live model"))
-    assert report["trials"] == 2 and report["runner_ticks"] > 100 and report["records_not_sent"] == 0, report
+    assert report["trials"] == 2 and report["records_not_sent"] == 0, report
+    assert report["runner_ticks"] >= 0.95 * len(runner), (report, len(runner))   # what the loop made
     assert report["model_samples"] == len(model)       # every sample the process made is in the file
     assert np.all(np.isin(model.host_time_s, runner.host_time_s))   # one sample per tick, at the tick's time
 
-    # The process's residuals, per trial, as the file has them ...
-    from_process = TrialResiduals(["free/FDP", "free/ED"])
-    from_process.add_record(model)
-    # ... and the same runner ticks through the same model in this process, with the run's parameters.
+    # The same runner ticks through the same model in this process, with the run's parameters, one by one.
     params, _ = recorded_model_params([path])
     hub = Hub()
     hub.register(runner_spec())
+    out = hub.subscribe("witness", {MODEL_STREAM}, maxsize=100_000)
     suite = parse_suite(free_suite(2.0), "model_process.toml")
     here = LiveModel(hub, Finger(params), suite, time_scale=SPEED, behind_s=np.inf)
     here.process([runner])
-    assert [n for n, _ in here.summaries] == [n for n, _ in from_process.summaries()] == ["free/FDP", "free/ED"]
+    mine = Record.concatenate([item for item in out.drain() if isinstance(item, Record)])
+    theirs = model.data
+    _, a, b = np.intersect1d(model.host_time_s, mine.host_time_s, return_indices=True)
+    assert len(a) == len(model)   # every sample the process made is at a tick this model made one too
     scored_phases = [PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD)]
-    scored, ticked = np.isin(model.data["phase"], scored_phases), np.isin(runner.data["phase"], scored_phases)
-    for index, ((name, mine), (_, theirs)) in enumerate(zip(here.summaries, from_process.summaries(), strict=True)):
+    for index in (0, 1):
         # Every tick of the trial, one by one or merged when behind (the loop itself ticks slower on a machine
         # this loaded: what is asked is that the model has every tick the loop made, not 100 per second).
-        ticks = int((ticked & (runner.data["trial_index"] == index)).sum())
-        covered = model.data["ticks_merged"][scored & (model.data["trial_index"] == index)].sum()
-        assert ticks > 10 and covered >= 0.9 * ticks, (name, ticks, covered)
+        ticks = int((np.isin(runner.data["phase"], scored_phases) & (runner.data["trial_index"] == index)).sum())
+        trial = np.isin(theirs["phase"], scored_phases) & (theirs["trial_index"] == index)
+        assert ticks > 10 and theirs["ticks_merged"][trial].sum() >= 0.9 * ticks, (index, ticks)
+        # Tick for tick the in-process model's predictions, exactly, until the process had to catch up by
+        # merging ticks (one step over several ticks' mean excursion rate: it lands on the measured excursion,
+        # the path between differs); after that, close.
+        rows = np.flatnonzero(theirs["trial_index"][a] == index)
+        merged = np.flatnonzero(theirs["ticks_merged"][a[rows]] > 1)
+        exact = rows[: merged[0]] if len(merged) else rows
+        assert len(exact) > 5, (index, len(rows), merged)
+        for name in ("joint_angles_rad", "tendon_force_N", "residual_joint_angles_rad"):
+            np.testing.assert_allclose(theirs[name][a[exact]], mine.data[name][b[exact]], atol=1e-9, err_msg=name)
+        gap_deg = np.degrees(np.abs(theirs["joint_angles_rad"][a[rows]] - mine.data["joint_angles_rad"][b[rows]]))
+        assert gap_deg.max() < 2.0, (index, gap_deg.max(), len(merged))
         # Not garbage: the twin's finger is the model's (tests/app/run/test_live_model.py bounds the RMS over the
         # four joints by 1.5 deg when the loop keeps time; ticks 0.5 s apart on a loaded machine double it).
-        angles = np.array(list(theirs.joint_angles_deg.values()))
-        assert np.sqrt(np.mean(angles ** 2)) < 5.0, (name, theirs, mine)
-        # Ticks merged while the process was behind on a loaded machine change a little, not more.
-        for joint, rms_deg in theirs.joint_angles_deg.items():
-            assert rms_deg == pytest.approx(mine.joint_angles_deg[joint], abs=0.25, rel=0.25), (name, theirs, mine)
-        for tendon, rms_N in theirs.tendon_force_N.items():
-            assert rms_N == pytest.approx(mine.tendon_force_N[tendon], abs=0.05, rel=0.25), (name, tendon, theirs, mine)
+        scored = theirs["residual_joint_angles_rad"][trial]
+        assert np.degrees(np.sqrt(np.nanmean(scored ** 2))) < 5.0, index
     # The run's report, made in the core, has the model's table from what reached it.
     text = status["report"]["text"]
     assert re.search(r"^free/FDP\s+0\s", text, re.M) and re.search(r"^free/ED\s+1\s", text, re.M), text
