@@ -27,8 +27,10 @@ SPEED = "2"
 START_TIMEOUT_S = 120.0   # the twin rig on a loaded 2-core machine
 
 
-def start_core(base: str, *extra: str, log: Path, keys_dir: Path | None = None) -> subprocess.Popen:
-    proc = subprocess.Popen([*CLI, "rig", "serve", "--core", base, "--speed", SPEED, *extra],
+def start_core(base: str, *extra: str, log: Path, keys_dir: Path | None = None,
+               speed: str | None = SPEED) -> subprocess.Popen:
+    speed_option = ["--speed", speed] if speed is not None else []
+    proc = subprocess.Popen([*CLI, "rig", "serve", "--core", base, *speed_option, *extra],
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"), start_new_session=True)  # noqa: SIM115
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
