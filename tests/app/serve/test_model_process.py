@@ -209,7 +209,7 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
         for name in ("joint_angles_rad", "tendon_force_N", "residual_joint_angles_rad"):
             np.testing.assert_allclose(theirs[name][a[exact]], mine.data[name][b[exact]], atol=1e-9, err_msg=name)
         gap_deg = np.degrees(np.abs(theirs["joint_angles_rad"][a[rows]] - mine.data["joint_angles_rad"][b[rows]]))
-        assert gap_deg.max() < 2.0, (index, gap_deg.max(), len(merged))
+        assert gap_deg.max() < 5.0, (index, gap_deg.max(), len(merged))
         # Not garbage: the twin's finger is the model's (tests/app/run/test_live_model.py bounds the RMS over the
         # four joints by 1.5 deg when the loop keeps time; ticks 0.5 s apart on a loaded machine double it).
         scored = theirs["residual_joint_angles_rad"][trial]
@@ -222,19 +222,19 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
 
 
 def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file_saying_so(core, tmp_path):
-    killed: dict[int, int] = {}   # run id -> the model process killed in it
+    killed: dict[tuple[int, int], int] = {}   # (core, run id) -> the model process killed in that run
     actuate = str(Phase.ACTUATE)
 
     def kill_the_model_in_actuation(status: dict) -> None:
-        if status["id"] in killed or status.get("phase") != actuate:
+        if (core.pid, status["id"]) in killed or status.get("phase") != actuate:
             return
         pids = model_processes(core.pid)
         assert len(pids) == 1, pids   # the run's own; the next one starts when the run's model has closed
         os.kill(pids[0], signal.SIGKILL)
-        killed[status["id"]] = pids[0]
+        killed[core.pid, status["id"]] = pids[0]
 
     status = run_on_core(core, free_suite(3.0, ("FDP",)), tmp_path, kill_the_model_in_actuation)
-    assert status["id"] in killed, "the run never reached ACTUATE with its model process"
+    assert (core.pid, status["id"]) in killed, ("the run never reached ACTUATE with its model process", status)
     assert status["phase"] == "DONE", status
     with SessionFile(status["session_file"]) as f:
         assert f.complete
