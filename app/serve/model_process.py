@@ -25,8 +25,9 @@ line of its stdin. It
 
 Nothing it does reaches the control loop: the core publishes the runner stream through a bounded PUB socket
 (a slow model loses ticks there, and merges over them), and the ingest is a socket the core drains on its own
-thread, and once warm the process runs at a lower priority (nice 10) than the core and its other clients:
-the model is the one to fall behind. Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
+thread, and the process runs at a lower priority (nice 10) than the core and its other clients, from its
+start: the model is the one to fall behind, and its warm-up never takes the core's devices' CPU.
+Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from uartlab.hub import Hub
 from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, RUNNER_STREAM, EventKind, runner_spec
 from uartlab.streams import Event, Record
 
-if TYPE_CHECKING:   # the model (numba, scipy) is imported when it runs: a bad command line answers at once
+if TYPE_CHECKING:   # the model (numba, scipy) is imported once the process runs at its own priority
     from uartlab.app.serve.model_job import ModelJob
 
 SOURCE = "live model"     # app/run/live_model.py's: the model's events are all "live model"'s
@@ -66,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--core", help="the core's address (default: $UARTLAB_CORE or the per-user ipc socket)")
     parser.add_argument("--job", default="-", help="the job file (app/serve/model_job.py); - : the first line of stdin")
     args = parser.parse_args(argv)
+    # From the start: the core's device threads run all the time (a twin's bus answers on deadlines), and
+    # the model's import and warm-up must not take their CPU on a busy machine. A run waits for it instead.
+    with contextlib.suppress(OSError):   # where the OS refuses, it runs at the core's priority
+        os.nice(NICENESS)
     try:
         return run(args.core, args.job)
     except UartlabError as exc:
@@ -98,9 +103,6 @@ def run(core: str | None, job_source: str) -> int:
     warm_s = warm_up(Finger(FingerParams.uart()))   # the kernels and first calls, before the job comes
     from uartlab.sim.kernel_cache import kernel_dir
 
-    # Warmed at the core's priority (a run waits for it: no trial runs meanwhile), modelling below it.
-    with contextlib.suppress(OSError):   # where the OS refuses, it runs at the core's priority
-        os.nice(NICENESS)
     _say("warm", {"pid": os.getpid(), "warm_up_s": round(warm_s, 3), "start_s": round(time.monotonic() - t0, 3),
                   "kernel_cache": str(kernel_dir())})
     job = read_job(job_source)
