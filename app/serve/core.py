@@ -50,8 +50,8 @@ class RigCore:
         self.config = config
         self.ends: Endpoints = endpoints_for(base)
         if not is_local(self.ends.base) and keys_dir is None:
-            raise ValueError(f"--core {self.ends.base}: reachable from other machines; give --keys DIR "
-                             "(CurveZMQ keys: who may attach, who may command) or bind ipc:// or 127.0.0.1")
+            raise ValueError(f"--core {self.ends.base}: reachable from other machines; give --keys DIR (CurveZMQ keys: "
+                             "who may attach, who may command) or bind ipc:// or 127.0.0.1")
         self.keys = keys.load_server_keys(keys_dir) if keys_dir is not None else None
         self.rig: Rig | None = None
         self.runs: RunSlot | None = None
