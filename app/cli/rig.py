@@ -38,12 +38,10 @@ def add_parser(sub) -> None:
 
 def serve_main(args: argparse.Namespace) -> int:
     from uartlab.app.cli.extras import require
-    from uartlab.app.serve.endpoints import endpoints_for, is_local
+    from uartlab.app.serve.endpoints import endpoints_for, refuse_unguarded
 
-    base = endpoints_for(args.core).base   # a bad or unguarded address is refused before the rig loads
-    if not is_local(base) and args.keys is None:
-        raise ValueError(f"--core {base}: reachable from other machines; give --keys DIR (CurveZMQ keys: who may "
-                         "attach, who may command) or bind ipc:// or 127.0.0.1")
+    # A bad or unguarded address is refused before the rig loads.
+    refuse_unguarded(endpoints_for(args.core).base, args.keys is not None)
     require("rig")
     from uartlab.app.cli.run import rig_config
     from uartlab.app.rig.calibrations import RigCalibrations
