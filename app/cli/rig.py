@@ -38,7 +38,10 @@ def add_parser(sub) -> None:
 
 def serve_main(args: argparse.Namespace) -> int:
     from uartlab.app.cli.extras import require
+    from uartlab.app.serve.endpoints import endpoints_for, refuse_unguarded
 
+    # A bad or unguarded address is refused before the rig loads.
+    refuse_unguarded(endpoints_for(args.core).base, args.keys is not None)
     require("rig")
     from uartlab.app.cli.run import rig_config
     from uartlab.app.rig.calibrations import RigCalibrations

@@ -27,7 +27,7 @@ from uartlab.app.rig.rig import Rig
 from uartlab.app.run.run import estop_rig
 from uartlab.app.serve import keys, wire
 from uartlab.app.serve.command_server import CommandServer, Op, Reply
-from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, is_local
+from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, refuse_unguarded
 from uartlab.app.serve.estop_server import EstopServer
 from uartlab.app.serve.history import History
 from uartlab.app.serve.ingest import Ingest
@@ -50,9 +50,7 @@ class RigCore:
     def __init__(self, config: RigConfig, base: str | None = None, keys_dir: Path | None = None):
         self.config = config
         self.ends: Endpoints = endpoints_for(base)
-        if not is_local(self.ends.base) and keys_dir is None:
-            raise ValueError(f"--core {self.ends.base}: reachable from other machines; give --keys DIR "
-                             "(CurveZMQ keys: who may attach, who may command) or bind ipc:// or 127.0.0.1")
+        refuse_unguarded(self.ends.base, keys_dir is not None)
         self.keys = keys.load_server_keys(keys_dir) if keys_dir is not None else None
         self.rig: Rig | None = None
         self.runs: RunSlot | None = None

@@ -83,3 +83,10 @@ def ipc_paths(ends: Endpoints) -> list[Path]:
     """The socket files of an ipc core (removed when it stops; empty for tcp)."""
     return [Path(e[len("ipc://"):]) for e in (ends.data, ends.command, ends.estop, ends.ingest)
             if e.startswith("ipc://")]
+
+
+def refuse_unguarded(base: str, has_keys: bool) -> None:
+    """ValueError when ``base`` is reachable from other machines and no CurveZMQ keys guard it."""
+    if not is_local(base) and not has_keys:
+        raise ValueError(f"--core {base}: reachable from other machines; give --keys DIR (CurveZMQ keys: who may "
+                         "attach, who may command) or bind ipc:// or 127.0.0.1")
