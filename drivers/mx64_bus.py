@@ -6,12 +6,13 @@
 
 One tick = two instructions. The read is one contiguous block per servo: on 2.0 Goal Position .. Present
 Position (116..135, 20 B: goal, Realtime Tick, Moving, current, velocity, position). Hardware Error Status
-(70) is far from it: instead of 77 B per servo (or indirect addressing, which the twin does not model) the
+(70) is far from it: instead of 77 B per servo (or an indirect-address block) the
 driver uses the Alert bit of every status packet and reads 70 only from a servo that raises it. On 1.0 (no
 Sync Read; the Bulk Read is sent by hand, GroupBulkRead.txRxPacket is broken there in SDK 4.1.0) it is Goal
 Position .. Current (30..69, 40 B) so the real motor current comes along; the hardware bits are in every
 error byte. The goal read back proves the sync write (which gets no reply) landed; a mismatch is counted
 and, on 2.0, checked against a tripped Bus Watchdog. `uartlab bench bus` measures the cost on the wire.
+At connect an FTDI adapter's latency timer is set to 1 ms, or one warning line says how (``ftdi_latency``).
 
 A hardware error, a tripped watchdog or a lost servo turns torque off on all six (``torque_off`` reads it
 back: the sync write gets no reply) and raises ``ServoError``; Ctrl-C in any call turns torque off, then
@@ -22,17 +23,20 @@ are ``mx64_link``'s job; its error types are re-exported from here.
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections import deque
 
 import dynamixel_sdk as sdk
 import numpy as np
 import serial
-from uartlab.drivers import mx64
+from uartlab.drivers import ftdi_latency, mx64
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
 from uartlab.drivers.mx64_link import BusEvent, BusStats, CommError, Mx64Link, ServoError, _Port
 from uartlab.drivers.sea import SeaGeometry
 from uartlab.names import TENDONS
+
+log = logging.getLogger(__name__)
 
 DEFAULT_IDS = (1, 2, 3, 4, 5, 6)
 # est.: 60 % of the MX-64's 6.6 rad/s no-load speed and 40 rad/s^2, so a 10 mm tendon step (0.5 rad on the
@@ -60,6 +64,8 @@ def _torque_off_on_interrupt(method):
 
 class Mx64Bus(Mx64Link):
     """Six MX-64s (tendon order FDP FDS ED DI PI LUM) commanded in tendon space; implements ``Actuators``."""
+
+    sysfs_root = ftdi_latency.SYSFS_ROOT  # where the port's FTDI latency timer is looked up (tests: a fake tree)
 
     def __init__(self, port: str, ids: tuple[int, ...] = DEFAULT_IDS, protocol: float = 2.0,
                  baud: int = 1_000_000, seas: list[SeaGeometry] | None = None, max_retries: int = 2,
@@ -102,6 +108,7 @@ class Mx64Bus(Mx64Link):
             self._port = None
             raise DeviceError("MX-64 bus", f"cannot open serial port {self.port} at {self.baud} baud")
         self.stats = BusStats()
+        self._check_latency_timer()
         try:
             expected = mx64.MODEL_NUMBER_P1 if self.p1 else mx64.MODEL_NUMBER_P2
             for dxl_id in self.ids:
@@ -115,6 +122,14 @@ class Mx64Bus(Mx64Link):
             self._port.closePort()
             self._port = None
             raise
+
+    def _check_latency_timer(self) -> None:
+        """An FTDI adapter (the U2D2) at its 16 ms default delays every reply: set 1 ms, or warn how to."""
+        timer = ftdi_latency.ensure(self.port, ftdi_latency.WANTED_MS, self.sysfs_root)
+        if timer.ok():
+            return
+        log.warning("%s", timer.advice())
+        self._event(None, "latency timer", timer.advice())
 
     def _configure(self, dxl_id: int) -> None:
         self._write(dxl_id, "Torque Enable", 0)  # EEPROM (2.0: return delay, mode) is writable only with torque off

@@ -2,7 +2,8 @@
 
 Every probe is guarded so doctor never raises: its whole point is to run on machines that lack
 things. Probes that could hang or abort the process (creating a Qt application without a display)
-run in a subprocess with a timeout.
+run in a subprocess with a timeout. The FTDI latency timer (drivers/ftdi_latency.py) is reported for every
+USB serial adapter found and, with ``--rig rig.toml``, for the port the rig's servos are configured on.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from uartlab import __version__
@@ -53,6 +55,8 @@ _QT_SCRIPT = (
 def add_parser(sub) -> None:
     doctor = sub.add_parser("doctor", help="what this machine has for a rig, and what is missing")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.add_argument("--rig", type=Path, help="rig.toml: also check the serial port its servos are on "
+                                                 "(the FTDI latency timer)")
     doctor.set_defaults(run=main)
 
 
@@ -156,6 +160,35 @@ def _serial_ports() -> list[dict[str, Any]]:
     return ports
 
 
+def _latency_timer_row(port: str, source: str, sysfs_root: str | Path | None) -> dict[str, Any]:
+    from uartlab.drivers import ftdi_latency
+
+    timer = ftdi_latency.find(port, sysfs_root or ftdi_latency.SYSFS_ROOT)
+    return {"port": port, "source": source, "ftdi": timer.is_ftdi, "path": str(timer.path) if timer.path else None,
+            "value_ms": timer.value_ms, "ok": timer.ok(), "text": timer.describe(),
+            "fix": None if timer.ok() else timer.fix_commands()[0]}
+
+
+def _latency_timers(rig: Any, rig_name: str | None, ports: list[dict[str, Any]],
+                    sysfs_root: str | Path | None) -> list[dict[str, Any]]:
+    """The FTDI latency timer of the rig's servo port (if a rig was given) and of every USB adapter found."""
+    rows = []
+    if rig is not None:
+        from uartlab.app.rig import backends
+
+        source = f"{rig_name} actuators.port"
+        if backends.ACTUATORS[rig.actuators.backend].on_twin:
+            rows.append({"port": "(twin)", "source": source, "ftdi": False, "path": None, "value_ms": None,
+                         "ok": True, "text": "the twin's pseudo-terminal: not an FTDI adapter", "fix": None})
+        else:
+            rows.append(_latency_timer_row(rig.actuators.port, source, sysfs_root))
+    listed = {row["port"] for row in rows}
+    for port in ports:
+        if port.get("vid_pid") and port["device"] not in listed:
+            rows.append(_latency_timer_row(port["device"], "found", sysfs_root))
+    return rows
+
+
 def _ip_addresses() -> dict[str, dict[str, Any]] | None:
     # `ip -j addr` is cheap and stdlib-parseable; anything else would need a third-party package.
     ip = shutil.which("ip")
@@ -240,6 +273,11 @@ def _missing(report: dict[str, Any], errors: dict[str, str]) -> list[str]:
     if "serial_ports" not in errors and not any(p.get("vid_pid") for p in report.get("serial_ports", [])):
         missing.append("No USB serial adapter found: the real Dynamixel motors cannot be reached; "
                        "the twin rig still works.")
+    for timer in report.get("latency_timers", []):
+        if not timer.get("ok", True):
+            missing.append(f"The FTDI latency timer of {timer['port']} is {timer['value_ms']} ms, not 1 ms: every "
+                           f"Dynamixel reply may wait that long ({timer['fix']}; docs/operator.md has the "
+                           f"udev rule that keeps it).")
     if report.get("network", {}).get("mocap_ok") is False:
         missing.append("Only loopback networking: the simulated Motive twin works, "
                        "a real Motive server cannot be reached.")
@@ -248,8 +286,9 @@ def _missing(report: dict[str, Any], errors: dict[str, str]) -> list[str]:
     return missing
 
 
-def collect() -> dict[str, Any]:
-    """Probe the machine; the result is plain JSON data (str, int, bool, None, lists, dicts)."""
+def collect(rig: Any = None, rig_name: str | None = None, sysfs_root: str | Path | None = None) -> dict[str, Any]:
+    """Probe the machine; the result is plain JSON data (str, int, bool, None, lists, dicts). ``rig``: a
+    RigConfig whose servo port is checked too; ``sysfs_root``: where the latency timers are (default /sys)."""
     errors: dict[str, str] = {}
     report: dict[str, Any] = {
         "uartlab": __version__,
@@ -263,6 +302,8 @@ def collect() -> dict[str, Any]:
         "serial_ports": _guard("serial_ports", _serial_ports, [], errors),
         "network": _guard("network", _network, {"interfaces": []}, errors),
     }
+    report["latency_timers"] = _guard("latency_timers", lambda: _latency_timers(
+        rig, rig_name, report["serial_ports"], sysfs_root), [], errors)
     report["missing"] = _guard("missing", lambda: _missing(report, errors), [], errors)
     return report
 
@@ -300,6 +341,10 @@ def render(report: dict[str, Any]) -> str:
     port_rows = [(p.get("device", "?"), f"{p.get('vid_pid') or 'no vid:pid':<12}{p.get('description', '')}")
                  for p in ports]
     lines += _section("Serial ports", port_rows or [("(none found)", "")])
+    timer_rows = [(t.get("port", "?"), f"{('OK' if t.get('ok') else 'too long') if t.get('ftdi') else 'n/a':<8} "
+                   f"{t.get('text', '')}")
+                  for t in report.get("latency_timers") or []]
+    lines += _section("FTDI latency timer", timer_rows or [("(no USB serial adapter, no --rig)", "")])
     net_rows = [(i.get("name", "?"), f"{'loopback' if i.get('loopback') else '':<10}"
                  + (", ".join(i["ipv4"]) or "no IPv4" if i.get("ipv4") is not None else "IPv4 unknown"))
                 for i in net.get("interfaces", [])]
@@ -312,8 +357,15 @@ def render(report: dict[str, Any]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Print the report; always 0, because reporting what is missing is doctor's job, not a failure."""
-    report = collect()
+    """Print the report; 0, because reporting what is missing is doctor's job, not a failure (a --rig file
+    that cannot be used is bad input: ConfigError, exit 2)."""
+    rig_path = getattr(args, "rig", None)
+    rig = None
+    if rig_path is not None:  # a rig.toml that cannot be used is bad input, before anything is probed
+        from uartlab.app.rig.config import load_rig_config
+
+        rig = load_rig_config(rig_path)
+    report = collect(rig, str(rig_path) if rig_path else None)
     # default=str only as a last resort so --json can never crash on an unexpected value.
     print(json.dumps(report, indent=2, default=str) if getattr(args, "json", False) else render(report))
     return 0

@@ -18,7 +18,7 @@ from uartlab.errors import MissingExtraError
 
 # extra: (what it is for, in words; the top-level modules that must be importable, as pyproject installs them).
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "rig": ("the rig's drivers (also used by the twin rig)", ("dynamixel_sdk", "serial", "nidaqmx", "grpc")),
+    "rig": ("the rig's drivers (also used by the twin rig)", ("dynamixel_sdk", "serial", "nidaqmx", "grpc", "nptdms")),
     "gui": ("the window's libraries", ("PySide6", "pyqtgraph")),
 }
 

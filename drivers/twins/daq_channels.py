@@ -23,12 +23,22 @@ RANGES_V = (0.2, 1.0, 5.0, 10.0)     # NI 6210 spec sheet
 # The ADC spans ~5 % beyond each range: nominal resolution x 2^16 (320 uV x 65536 = 20.97 V on +-10 V).
 OVERRANGE = 1.0486
 MAX_AGGREGATE_RATE_HZ = 250e3        # NI 6210 spec: one ADC shared by all channels of a scan
+# M Series default AI convert clock: the fastest conversion plus 10 us of settling, unless a scan's
+# conversions would then not fit in one sample period (M Series user manual, "AI Convert Clock").
+CONVERT_SETTLING_S = 10e-6
+# What else the board has (NI 6210 spec): two counters, four digital inputs (P0.0-3 = PFI0-3, usable as
+# trigger sources) and four outputs (P1.0-3 = PFI4-7); no analog output.
+COUNTERS = 2
+PFI_INPUTS = 4
+DIGITAL_LINES_PER_PORT = 4
 ONBOARD_FIFO_SAMPLES = 4095          # device notes section 4 [verify]
 # Wall time per plant.analog_block call: pots and gauges move on the tendons' tens of ms.
 CHUNK_S = 0.005
 RSE, NRSE, DIFF = TerminalConfiguration.RSE.value, TerminalConfiguration.NRSE.value, TerminalConfiguration.DIFF.value
 FINITE, CONTINUOUS = AcquisitionType.FINITE.value, AcquisitionType.CONTINUOUS.value
 _TERM_NAMES = {RSE: "DAQmx_Val_RSE", NRSE: "DAQmx_Val_NRSE", DIFF: "DAQmx_Val_Diff"}
+PHYSICAL_CHAN_MISSING = ("Physical channel specified does not exist on this device.\n"
+                         "Refer to the documentation for channels available on this device.")
 _BAD_VALUE = ("Requested value is not a supported value for this property. The property value may be "
               "invalid because it conflicts with another property.")
 
@@ -78,11 +88,53 @@ def parse_physical_channels(spec: str, device: str) -> list[int]:
                              f"Device Specified: {dev}", f"Suggested Device(s): {device}", f"Physical Channel: {name}")
         match = re.fullmatch(r"ai(\d+)", chan.strip(), re.IGNORECASE)
         if match is None or int(match[1]) >= AI_CHANNELS:
-            raise DaqmxError(E.PHYSICAL_CHAN_DOES_NOT_EXIST, "Physical channel specified does not exist on this "
-                             "device.\nRefer to the documentation for channels available on this device.",
-                             f"Device: {device}", f"Physical Channel: {chan}")
+            raise DaqmxError(E.PHYSICAL_CHAN_DOES_NOT_EXIST, PHYSICAL_CHAN_MISSING, f"Device: {device}",
+                             f"Physical Channel: {chan}")
         channels.append(int(match[1]))
     return channels
+
+
+def is_physical_channel(name: str) -> bool:
+    """Whether ``name`` (without the device) is one of the 6210's physical channels: aiN, ctrN, portN[/lineM]."""
+    match = re.fullmatch(r"(ai|ctr|port)(\d+)(?:/line(\d+))?", name.strip(), re.IGNORECASE)
+    if match is None:
+        return False
+    kind, k, line = match[1].lower(), int(match[2]), match[3]
+    if kind == "port":
+        return k < 2 and (line is None or int(line) < DIGITAL_LINES_PER_PORT)
+    return line is None and k < (AI_CHANNELS if kind == "ai" else COUNTERS)
+
+
+def physical_channel_missing(device: str, spec: str) -> DaqmxError | None:
+    """NI's error for the first channel of spec that the board lacks (ao0 ...), or None if all exist."""
+    for name in unflatten(spec) or [""]:
+        dev, _, chan = name.lstrip("/").partition("/")
+        if dev.lower() != device.lower():
+            return DaqmxError(E.INVALID_DEVICE_ID, "Device identifier is invalid.", f"Device Specified: {dev}",
+                              f"Suggested Device(s): {device}", f"Physical Channel: {name}")
+        if not is_physical_channel(chan):
+            return DaqmxError(E.PHYSICAL_CHAN_DOES_NOT_EXIST, PHYSICAL_CHAN_MISSING, f"Device: {device}",
+                              f"Physical Channel: {chan}")
+    return None
+
+
+def check_trigger_source(terminal: str, device: str, prop: str) -> None:
+    """A digital trigger must come from one of the board's PFI inputs ("/Dev1/PFI0"); NI answers anything
+    else with -89120 when the task is verified."""
+    dev, _, term = terminal.lstrip("/").partition("/")
+    match = re.fullmatch(r"PFI(\d+)", term.strip(), re.IGNORECASE)
+    if dev.lower() != device.lower() or match is None or int(match[1]) >= PFI_INPUTS:
+        raise DaqmxError(E.INVALID_ROUTING_SOURCE_TERMINAL_NAME_ROUTING, "Source terminal to be routed could not "
+                         "be found on the device.\nMake sure the terminal name is valid for the specified device. "
+                         "Refer to Measurement & Automation Explorer or the device documentation for valid "
+                         "terminal names.", f"Property: {prop}",
+                         f"Source Device: {device}", f"Source Terminal: {terminal}")
+
+
+def convert_period_s(rate_Hz: float, n_channels: int) -> float:
+    """Time between the conversions of one scan's channels (each channel's waveform t0 is later by this)."""
+    fastest_s = 1.0 / MAX_AGGREGATE_RATE_HZ + CONVERT_SETTLING_S
+    return fastest_s if fastest_s * n_channels <= 1.0 / rate_Hz else 1.0 / (rate_Hz * n_channels)
 
 
 def select_range_V(min_V: float, max_V: float, channel: str) -> float:

@@ -3,9 +3,11 @@
     with DaqTwin(plant) as twin:
         with nidaqmx.Task("uartlab", grpc_options=twin.grpc_options("uartlab")) as task: ...
 
-The unmodified nidaqmx client (1.7.0) talks to it as to NI gRPC Device Server. The RPCs it needs for
-AI voltage acquisition are implemented (see ``DaqServicer``); anything else answers UNIMPLEMENTED,
-which the client reports as "not supported by the NI gRPC Device Server". Errors travel the way
+The unmodified nidaqmx client (1.7.0) talks to it as to NI gRPC Device Server. The RPCs of AI voltage
+acquisition are implemented (see ``DaqServicer``): channels and their properties, timing, triggers, reads
+of arrays and of waveforms (``daq_waveform``), every-N-samples events, TDMS logging (``daq_tdms``).
+Every other RPC of the service answers as NI-DAQmx on a USB-6210 would, with NI's error code
+(``daq_not_supported``), not gRPC's UNIMPLEMENTED. Errors travel the way
 grpc-device sends them (source/server/converters.h, ApiErrorAndDescriptionToStatus): status UNKNOWN,
 NI's message, trailing metadata ``ni-error`` = the status code, plus ``ni-samps-per-chan-read`` on
 reads. A read timeout is the exception, as in grpc-device's ReadAnalogF64: an OK reply carrying
@@ -15,6 +17,7 @@ session is attached to if it exists (AUTO), an empty name gets a generated one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -29,84 +32,15 @@ from nidaqmx._stubs import nidaqmx_pb2 as pb
 from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.error_codes import DAQmxErrors as E
 from session_pb2 import Session
-from uartlab.drivers.twins import daq_task
+from uartlab.drivers.twins import daq_attributes as A
+from uartlab.drivers.twins.daq_not_supported import not_supported
 from uartlab.drivers.twins.daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
+from uartlab.drivers.twins.daq_tdms import LogConfig
+from uartlab.drivers.twins.daq_waveform import analog_waveforms
 
 log = logging.getLogger(__name__)
 
-# Reported as NI-DAQmx 2025 Q3. From 24.5 on, the client sizes READ_ALL_AVAILABLE reads with one
-# attribute (DAQmx_Read_DefaultNumberOfSamplesToRead) instead of four.
-DRIVER_VERSION = (25, 5, 0)
-PRODUCT_TYPE = "USB-6210"
 WORKERS = 32  # each blocking read and each event stream holds a server thread while it waits
-
-_TASK_ATTRS = {
-    0x1273: lambda t: ", ".join(c.name for c in t.channels),   # Task.ChanNames
-    0x1276: lambda t: t.name,
-    0x2181: lambda t: len(t.channels),
-    0x230E: lambda t: t.device if t.channels else "",          # Task.Devices
-    0x29BA: lambda t: int(bool(t.channels)),
-    0x1274: lambda t: t.is_done(),                              # Task.Complete
-}
-_READ_ATTRS = {
-    0x1223: lambda t: t.buffer.available if t.running and t.buffer else 0,   # AvailSampPerChan
-    0x217B: lambda t: len(t.read_columns()),                                  # NumChans
-    0x1823: lambda t: ", ".join(t.channels[i].name for i in t.read_columns()),  # ChannelsToRead
-    0x31E8: lambda t: t.default_read_size(),
-    0x192A: lambda t: t.buffer.written if t.buffer else 0,                    # TotalSampPerChanAcquired
-    0x1221: lambda t: t.buffer.read_pos if t.buffer else 0,                   # CurrReadPos
-    0x1215: lambda t: t.read_all_avail,
-    0x1211: lambda t: C.OverwriteMode.DO_NOT_OVERWRITE_UNREAD_SAMPLES.value,
-    0x190A: lambda t: C.ReadRelativeTo.CURRENT_READ_POSITION.value,
-    0x190B: lambda t: 0,                                                      # Offset
-    0x1826: lambda t: True,                                                   # AutoStart
-    0x2174: lambda t: False,                                                  # OverloadedChansExist
-}
-_TIMING_ATTRS = {
-    0x1344: lambda t: t.rate_Hz,
-    0x1300: lambda t: t.sample_mode or C.AcquisitionType.FINITE.value,
-    0x1310: lambda t: t.samps_per_chan,
-    0x1347: lambda t: (C.SampleTimingType.ON_DEMAND if t.sample_mode is None
-                       else C.SampleTimingType.SAMPLE_CLOCK).value,
-    0x22C8: lambda t: t.max_rate_Hz,                                          # SampClk.MaxRate
-    0x1852: lambda t: "OnboardClock",
-    0x1301: lambda t: C.Edge.RISING.value,
-}
-_BUFFER_ATTRS = {0x186C: lambda t: t.buffer_size, 0x230A: lambda t: daq_task.ONBOARD_FIFO_SAMPLES}
-_TRIG_ATTRS = {0x1393: lambda t: C.TriggerType.NONE.value, 0x1419: lambda t: C.TriggerType.NONE.value}
-_CHAN_ATTRS = {
-    0x187F: lambda c: C.ChannelType.ANALOG_INPUT.value,
-    0x0695: lambda c: C.UsageTypeAI.VOLTAGE.value,
-    0x17DE: lambda c: c.min_V,
-    0x17DD: lambda c: c.max_V,
-    0x1816: lambda c: -c.range_V,                                             # AI.Rng.Low
-    0x1815: lambda c: c.range_V,
-    0x1097: lambda c: c.terminal,
-    0x1094: lambda c: C.VoltageUnits.VOLTS.value,
-    0x18F5: lambda c: c.physical_name,
-    0x1765: lambda c: 16.0,                                                   # AI.Resolution (bits)
-    0x1764: lambda c: C.ResolutionType.BITS.value,
-    0x1926: lambda c: "",                                                     # Description
-    0x2304: lambda c: False,                                                  # IsGlobal
-    0x17E0: lambda c: "",                                                     # AI.CustomScaleName
-}
-_DEVICE_ATTRS = {
-    0x0631: lambda dev: PRODUCT_TYPE,
-    0x29A9: lambda dev: C.ProductCategory.M_SERIES_DAQ.value,
-    0x2326: lambda dev: C.BusType.USB.value,
-    0x231E: lambda dev: ", ".join(f"{dev}/ai{k}" for k in range(daq_task.AI_CHANNELS)),
-    0x2990: lambda dev: [v for r in daq_task.RANGES_V for v in (-r, r)],
-    0x298C: lambda dev: daq_task.MAX_AGGREGATE_RATE_HZ,                       # AI.MaxSingleChanRate
-    0x298D: lambda dev: daq_task.MAX_AGGREGATE_RATE_HZ,                       # AI.MaxMultiChanRate
-    0x298F: lambda dev: False,                                                # AI.SimultaneousSamplingSupported
-    0x22CA: lambda dev: True,                                                 # IsSimulated: honest about it
-    0x2FD2: lambda dev: [C.UsageTypeAI.VOLTAGE.value],
-}
-_SYSTEM_ATTRS = {0x1272: lambda dev: DRIVER_VERSION[0], 0x1923: lambda dev: DRIVER_VERSION[1],
-                 0x2F22: lambda dev: DRIVER_VERSION[2], 0x193B: lambda dev: dev}
-_GROUPS = {"Task": _TASK_ATTRS, "Read": _READ_ATTRS, "Timing": _TIMING_ATTRS, "Buffer": _BUFFER_ATTRS,
-           "Trig": _TRIG_ATTRS, "Chan": _CHAN_ATTRS, "Device": _DEVICE_ATTRS, "SystemInfo": _SYSTEM_ATTRS}
-_TYPES = ("Bool", "Double", "DoubleArray", "Int32", "Int32Array", "String", "UInt32", "UInt64")
 
 
 class RpcAbort(Exception):
@@ -221,6 +155,36 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
         return pb.CfgSampClkTimingResponse()
 
     @_rpc
+    def CfgDigEdgeStartTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(request.trigger_source, task.ref_trigger)
+        return pb.CfgDigEdgeStartTrigResponse()
+
+    @_rpc
+    def CfgDigEdgeRefTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(task.start_trigger, (request.trigger_source, request.pretrigger_samples))
+        return pb.CfgDigEdgeRefTrigResponse()
+
+    @_rpc
+    def DisableStartTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(None, task.ref_trigger)
+        return pb.DisableStartTrigResponse()
+
+    @_rpc
+    def DisableRefTrig(self, request, context):
+        task = self.task(request)
+        task.configure_triggers(task.start_trigger, None)
+        return pb.DisableRefTrigResponse()
+
+    @_rpc
+    def ConfigureLogging(self, request, context):
+        self.task(request).configure_logging(LogConfig(request.file_path, _enum(request, "logging_mode"),
+                                                       request.group_name, _enum(request, "operation")))
+        return pb.ConfigureLoggingResponse()
+
+    @_rpc
     def CfgInputBuffer(self, request, context):
         self._set(self.task(request), "Buffer", 0x186C, request.num_samps_per_chan)
         return pb.CfgInputBufferResponse()
@@ -269,6 +233,22 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
         return pb.ReadAnalogF64Response(read_array=flat, samps_per_chan_read=n_read, status=status)
 
     @_rpc
+    def ReadAnalogWaveforms(self, request, context):
+        task = self.task(request)
+        try:
+            block = task.read_block(request.num_samps_per_chan, request.timeout)
+        except DaqmxError as exc:
+            exc.samps_per_chan_read = exc.samps_per_chan_read or 0
+            raise
+        with task.cond:
+            channels = [task.channels[i] for i in task.read_columns()]
+        context.set_trailing_metadata([("ni-samps-per-chan-read", str(len(block.scans)))])
+        return pb.ReadAnalogWaveformsResponse(
+            waveforms=analog_waveforms(block.scans, block.t0, block.dt_s, channels,
+                                       _enum(request, "waveform_attribute_mode")),
+            samps_per_chan_read=len(block.scans), status=block.status)
+
+    @_rpc
     def ReadAnalogScalarF64(self, request, context):
         task = self.task(request)
         flat, _, status = task.read(1, request.timeout, C.FillMode.GROUP_BY_CHANNEL.value, len(task.channels))
@@ -313,7 +293,7 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
 
     # ------------------------------------------------------------ attributes
     def _get(self, group: str, attr: int, request) -> object:
-        table = _GROUPS[group]
+        table = A.GROUPS[group]
         if attr not in table:
             raise DaqmxError(E.ATTRIBUTE_NOT_SUPPORTED_IN_TASK_CONTEXT, "Specified property is not supported by "
                              "the device or is not applicable to the task.", f"Property: 0x{attr:X}",
@@ -335,10 +315,18 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
                              f"Channels: {request.channel}", f"Task Name: {task.name}")
         return next(iter(values.values()))
 
-    def _set(self, task: DaqTask, group: str, attr: int, value) -> None:
-        """The settable attributes the app uses; value None resets to the default."""
+    def _set(self, task: DaqTask, group: str, attr: int, value, channel: str = "") -> None:
+        """The settable attributes the app and NI's examples use; value None resets to the default."""
         with task.cond:
-            if (group, attr) == ("Read", 0x1823):
+            if group == "Chan" and attr in A.CHAN_SETTERS:
+                key, default = A.CHAN_SETTERS[attr]
+                task.configure_channels(channel, **{key: default if value is None else value})
+            elif group == "Read" and attr in A.LOGGING_FIELDS:
+                field = A.LOGGING_FIELDS[attr]
+                config = dataclasses.replace(task.logging, **{field: getattr(LogConfig(), field)
+                                                              if value is None else value})
+                task.configure_logging(config)
+            elif (group, attr) == ("Read", 0x1823):
                 task.read_channels = None if value is None else task.find_channels(value)
             elif (group, attr) == ("Read", 0x1215):
                 task.read_all_avail = bool(value)
@@ -363,9 +351,15 @@ def _make_get(group: str, response_cls):
 def _make_set(group: str, kind: str | None, response_cls):
     def set_(self, request, context):
         value = None if kind is None else _enum(request, "value") if kind == "Int32" else request.value
-        self._set(self.task(request), group, _enum(request, "attribute"), value)
+        self._set(self.task(request), group, _enum(request, "attribute"), value, getattr(request, "channel", ""))
         return response_cls()
     return set_
+
+
+def _not_supported(name: str):
+    def answer(self, request, context):
+        raise not_supported(name, request, self.device)
+    return answer
 
 
 def _install(name: str, method) -> None:
@@ -374,14 +368,18 @@ def _install(name: str, method) -> None:
 
 
 # Get/Set/Reset<Group>Attribute<Type> for every group the twin knows: one generic body each.
-for _group, _kind in itertools.product(_GROUPS, _TYPES):
+for _group, _kind in itertools.product(A.GROUPS, A.TYPES):
     if hasattr(pb, f"Get{_group}Attribute{_kind}Response"):
         _install(f"Get{_group}Attribute{_kind}", _make_get(_group, getattr(pb, f"Get{_group}Attribute{_kind}Response")))
-    if _group in ("Read", "Buffer", "Timing") and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
+    if _group in A.SETTABLE and hasattr(pb, f"Set{_group}Attribute{_kind}Response"):
         _install(f"Set{_group}Attribute{_kind}",
                  _make_set(_group, _kind, getattr(pb, f"Set{_group}Attribute{_kind}Response")))
-for _group in ("Read", "Buffer", "Timing"):
+for _group in A.SETTABLE:
     _install(f"Reset{_group}Attribute", _make_set(_group, None, getattr(pb, f"Reset{_group}AttributeResponse")))
+# Every other RPC of the service: NI's error for it, as the driver behind grpc-device would answer.
+for _name in dir(pb_grpc.NiDAQmxServicer):
+    if not _name.startswith("_") and getattr(DaqServicer, _name) is getattr(pb_grpc.NiDAQmxServicer, _name):
+        _install(_name, _not_supported(_name))
 
 
 class DaqTwin:

@@ -5,19 +5,23 @@ M Series device (device notes sections 3-4): the driver picks the smallest input
 [min, max]; DIFF pairs ai n with ai n+8, so only ai0-7 can be DIFF; one multiplexed ADC caps the
 sample clock at 250 kS/s / channels; a continuous task's buffer is the larger of samps_per_chan and
 NI's default for the rate; reading too slowly latches -200279 until the task stops; a read that times
-out returns what it has with -200284. ``DaqmxError`` carries NI's code and a message in NI's layout.
+out returns what it has with -200284. A digital-edge trigger on a PFI input holds the acquisition back
+until its edge, which on the twin never comes (nothing drives its PFI lines). A task with logging on
+writes a TDMS file (``daq_tdms``) from start to stop. ``DaqmxError`` carries NI's code and a message in
+NI's layout.
 """
 
 from __future__ import annotations
 
-import queue
+import dataclasses
 import threading
 import time
-from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import numpy as np
-from nidaqmx.constants import FillMode
+from nidaqmx.constants import FillMode, LoggingMode
 from nidaqmx.error_codes import DAQmxErrors as E
+from uartlab.drivers.twins.daq_buffer import DaqStats, EveryNSubscription, ReadBlock, SampleBuffer
 from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
     _TERM_NAMES,
@@ -37,60 +41,14 @@ from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for
     DaqmxError,
     PlantLike,
     bad_value,
+    check_trigger_source,
     default_buffer_size,
     parse_physical_channels,
     resolve_terminal,
     select_range_V,
     unflatten,
 )
-
-
-@dataclass
-class DaqStats:
-    tasks_created: int = 0
-    samples_produced: int = 0   # per channel (scans), summed over tasks
-    overflows: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def count(self, name: str, n: int = 1) -> None:
-        with self._lock:  # every task's acquisition thread counts into one DaqStats
-            setattr(self, name, getattr(self, name) + n)
-
-
-class SampleBuffer:
-    """The PC-side circular buffer; positions count samples per channel since the task started."""
-
-    def __init__(self, capacity: int, n_chan: int):
-        self.data = np.zeros((capacity, n_chan))
-        self.written = self.read_pos = 0
-
-    @property
-    def available(self) -> int:
-        return self.written - self.read_pos
-
-    def write(self, scans: np.ndarray) -> bool:
-        """Append; False (and nothing written) when that would overwrite unread samples."""
-        if self.available + len(scans) > len(self.data):
-            return False
-        self.data[(self.written + np.arange(len(scans))) % len(self.data)] = scans
-        self.written += len(scans)
-        return True
-
-    def take(self, n: int) -> np.ndarray:
-        out = self.data[(self.read_pos + np.arange(n)) % len(self.data)]
-        self.read_pos += n
-        return out
-
-
-class EveryNSubscription:
-    """One every-N-samples-acquired-into-buffer registration; its gRPC stream drains ``events``."""
-
-    def __init__(self, n_samples: int):
-        self.n_samples = self.next_at = n_samples
-        self.events: queue.SimpleQueue[int | None] = queue.SimpleQueue()
-
-    def close(self) -> None:
-        self.events.put(None)  # ends the stream now rather than at its next poll
+from uartlab.drivers.twins.daq_tdms import LogConfig, TdmsLog
 
 
 class DaqTask:
@@ -111,6 +69,13 @@ class DaqTask:
         self.error: DaqmxError | None = None
         self.buffer: SampleBuffer | None = None
         self.every_n: EveryNSubscription | None = None
+        # Digital-edge triggers on a PFI input; nothing drives the twin's PFI lines, so an armed trigger
+        # never fires (a board with nothing wired to its trigger input).
+        self.start_trigger: str | None = None
+        self.ref_trigger: tuple[str, int] | None = None   # (source, pretrigger samples)
+        self.logging = LogConfig()
+        self._log: TdmsLog | None = None
+        self._t0_wall_s = 0.0   # time.time() of sample 0 of the running acquisition
         self.cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -163,6 +128,29 @@ class DaqTask:
             self._refuse_while_running("configure the sample clock")
             self.rate_Hz, self.sample_mode, self.samps_per_chan = rate_Hz, sample_mode, samps_per_chan
 
+    def configure_channels(self, spec: str, *, min_V: float | None = None, max_V: float | None = None,
+                           terminal: int | None = None) -> None:
+        """Set DAQmx_AI_Min/Max/TermCfg of the channels spec names; the range is chosen again as at creation."""
+        with self.cond:
+            self._refuse_while_running("change a channel")
+            for i in self.find_channels(spec):
+                c = self.channels[i]
+                lo, hi = c.min_V if min_V is None else min_V, c.max_V if max_V is None else max_V
+                term = c.terminal if terminal is None else resolve_terminal(terminal, c.physical, c.name)
+                self.channels[i] = dataclasses.replace(c, min_V=lo, max_V=hi, terminal=term,
+                                                       range_V=select_range_V(lo, hi, c.name))
+
+    def configure_triggers(self, start: str | None, ref: tuple[str, int] | None) -> None:
+        with self.cond:
+            self._refuse_while_running("configure a trigger")
+            self.start_trigger, self.ref_trigger = start, ref
+
+    def configure_logging(self, config: LogConfig) -> None:
+        config.check()
+        with self.cond:
+            self._refuse_while_running("configure logging")
+            self.logging = config
+
     def set_buffer_size(self, samps_per_chan: int | None) -> None:
         """DAQmx_Buf_Input_BufSize; None goes back to NI's default for the timing."""
         with self.cond:
@@ -190,6 +178,14 @@ class DaqTask:
                             f"Number of Channels: {len(self.channels)}", f"Task Name: {self.name}")
         if self.sample_mode is not None and self.buffer_size < 1:
             raise bad_value("DAQmx_Buf_Input_BufSize", self.buffer_size, f"Task Name: {self.name}")
+        if self.start_trigger is not None:
+            check_trigger_source(self.start_trigger, self.device, "DAQmx_DigEdge_StartTrig_Src")
+        if self.ref_trigger is not None:
+            check_trigger_source(self.ref_trigger[0], self.device, "DAQmx_DigEdge_RefTrig_Src")
+        if self.logging.active and self.sample_mode is None:
+            raise self._fail(E.LOGGING_MODE_NOT_SUPPORTED_NON_BUFFERED, "Logging is not supported for "
+                             "non-buffered (on-demand) tasks. Configure the sample clock to log.",
+                             "Property: DAQmx_Logging_Mode")
 
     def find_channels(self, spec: str) -> list[int]:
         """Indices of the task's channels that spec names (virtual or physical names); "" means all."""
@@ -209,6 +205,9 @@ class DaqTask:
         with self.cond:
             self._refuse_while_running("start it again")
             self.verify()
+            if self.sample_mode is not None and self.logging.active:  # a file that will not open fails the start
+                self._log = TdmsLog(self.logging, self.logging.group_name or self.name,
+                                    [c.name for c in self.channels], self.rate_Hz, datetime.now(UTC))
             self.running, self.done, self.error = True, False, None
             if self.sample_mode is None:
                 return  # on-demand: each read samples the plant there and then
@@ -228,6 +227,10 @@ class DaqTask:
             self.cond.notify_all()
         if thread is not None:
             thread.join(timeout=5)
+        with self.cond:
+            log, self._log = self._log, None
+        if log is not None:
+            log.close()
 
     def clear(self) -> None:
         self.stop()
@@ -300,12 +303,14 @@ class DaqTask:
         rate_per_wall_s = self.rate_Hz * self.time_scale
         total = self.samps_per_chan if self.sample_mode == FINITE else None
         t0, produced = time.monotonic(), 0
+        self._t0_wall_s = time.time()
         while not stop.is_set():
-            if self.stalled.is_set():  # a stalled clock: nothing is due, and nothing catches up afterwards
+            if self.stalled.is_set() or self._armed():  # nothing is due, and nothing catches up afterwards
                 stall_start = time.monotonic()
-                while self.stalled.is_set() and not stop.wait(CHUNK_S):
+                while (self.stalled.is_set() or self._armed()) and not stop.wait(CHUNK_S):
                     pass
                 t0 += time.monotonic() - stall_start
+                self._t0_wall_s += time.monotonic() - stall_start
             due = int((time.monotonic() - t0) * rate_per_wall_s)
             due = due if total is None else min(due, total)
             if due > produced:
@@ -315,6 +320,8 @@ class DaqTask:
                         return
                     if not self._buffer.write(scans):
                         return self._overflow()
+                    if self._log is not None and not self.logging.logs_on_read:
+                        self._log.write(scans)
                     produced = due
                     self.stats.count("samples_produced", len(scans))
                     while self.every_n is not None and self.every_n.next_at <= produced:
@@ -325,6 +332,10 @@ class DaqTask:
                     if self.done:
                         return
             stop.wait(min(CHUNK_S, max(0.0, (produced + 1) / rate_per_wall_s - (time.monotonic() - t0))))
+
+    def _armed(self) -> bool:
+        """A trigger waits for an edge; the twin's PFI inputs never see one."""
+        return self.start_trigger is not None or self.ref_trigger is not None
 
     def _overflow(self) -> None:
         """The buffer is full of unread samples: DAQmx stops the acquisition and latches -200279."""
@@ -340,25 +351,38 @@ class DaqTask:
 
     # ------------------------------------------------------------ reading
     def read(self, n_req: int, timeout_s: float, fill_mode: int, array_size: int) -> tuple[np.ndarray, int, int]:
-        """(flat array, samples per channel read, status); status 0, or -200284 with a partial read when
-        the timeout expired first. A task that is not running starts for the read and stops after it,
-        as DAQmx's auto-start does."""
+        """(flat array, samples per channel read, status) laid out as DAQmx fills the caller's array."""
+        block = self.read_block(n_req, timeout_s, array_size)
+        return self._layout(block.scans, block.wanted, fill_mode, array_size), len(block.scans), block.status
+
+    def read_block(self, n_req: int, timeout_s: float, array_size: int | None = None) -> ReadBlock:
+        """Up to n_req samples per channel (< 0: the default read size), with status -200284 and a partial
+        block when the timeout expired first. A task that is not running starts for the read and stops after
+        it, as DAQmx's auto-start does. array_size None: the caller sizes its buffer to the read."""
         with self.cond:
             implicit = not self.running
             if implicit and self.every_n is not None:
                 raise self._fail(E.AUTO_START_READ_NOT_ALLOWED_EVENT_REGISTERED, "Read cannot start the task "
                                  "automatically because an event is registered. Start the task first.")
+            if self.logging.active and self.logging.mode == LoggingMode.LOG.value:
+                raise self._fail(E.READ_NOT_SUPPORTED_FOR_LOGGING_MODE, "You cannot read data when the logging "
+                                 "mode is set to Log. Set the logging mode to Log and Read to read and log data.",
+                                 "Property: DAQmx_Logging_Mode", "Corresponding Value: DAQmx_Val_Log")
         if implicit:
             self.start()
         try:
             if self.sample_mode is None:
+                now = datetime.now(UTC)
                 scans = self._sample(max(1, n_req))[:, self.read_columns()]
-                return self._layout(scans, len(scans), fill_mode, array_size), len(scans), 0
+                if array_size is not None:
+                    self._check_array(len(scans), array_size)
+                return ReadBlock(scans, len(scans), 0, now, 0.0)
             with self.cond:
                 if self.error is not None:
                     raise self.error
                 n = self.default_read_size() if n_req < 0 else n_req
-                self._check_array(n, array_size)
+                if array_size is not None:
+                    self._check_array(n, array_size)
                 left = self.samps_per_chan - self._buffer.read_pos
                 if self.sample_mode == FINITE and n > left:
                     raise self._fail(E.SAMPLES_WILL_NEVER_BE_AVAILABLE, "Attempted to read a sample beyond the "
@@ -367,9 +391,14 @@ class DaqTask:
                                      f"Samples Requested: {n}", f"Samples Left: {left}")
                 self._wait(lambda: not self.running or self._buffer.available >= n, timeout_s)
                 buffer = self._buffer
-                scans = buffer.take(min(n, buffer.available))[:, self.read_columns()]
+                first = buffer.read_pos
+                t0 = datetime.fromtimestamp(self._t0_wall_s + first / (self.rate_Hz * self.time_scale), UTC)
+                scans = buffer.take(min(n, buffer.available))
+                if self._log is not None and self.logging.logs_on_read and len(scans):
+                    self._log.write(scans)  # every channel of the task, whichever the read returns
+                scans = scans[:, self.read_columns()]
             status = 0 if len(scans) == n else E.SAMPLES_NOT_YET_AVAILABLE
-            return self._layout(scans, n, fill_mode, array_size), len(scans), status
+            return ReadBlock(scans, n, status, t0, 1.0 / self.rate_Hz)
         finally:
             if implicit:
                 self.stop()

@@ -24,8 +24,12 @@ Guesses: a unicast packet with a bad CRC/checksum gets a CRC error (2.0) / check
 addressed servo; parameters that do not fit an instruction get Data Length Error (2.0) / Instruction bit (1.0);
 on 1.0, writes to read-only or undefined addresses get the Range bit and writes to a locked EEPROM the
 Instruction bit; a non-zero Bus Watchdog write while it is tripped is refused with Data Range Error.
+Indirect addressing (2.0) maps Indirect Data n onto the address in Indirect Address n (dxl_servo.py).
+Timing: the serving thread asks for SCHED_FIFO (realtime.py) and waits out the Return Delay Time on the CPU,
+counted from the end of the instruction packet; ``stats.slowest_reply_s`` is its worst answer so far, so a
+client's missed timeout can be told from a late twin.
 Not modelled: baud rate (a pty has none), time-based profiles, operating modes other than (extended)
-position control, indirect addressing (the items are plain storage), boot time after a reboot.
+position control, boot time after a reboot, Fast Sync/Bulk Read (0x8A/0x9A: not in the MX(2.0) e-manual).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from dataclasses import dataclass, field
 from uartlab.drivers import mx64
 from uartlab.drivers.mx64 import BROADCAST_ID
 from uartlab.drivers.twins import dxl_protocol as wire
+from uartlab.drivers.twins import realtime
 from uartlab.drivers.twins.dxl_servo import Servo, ServoPlant
 
 log = logging.getLogger(__name__)
@@ -54,13 +59,15 @@ POLL_S = 0.002                 # select() period: the bus watchdog's resolution 
 
 @dataclass
 class BusStats:
-    """What the twin has seen: valid packets, status packets sent, and errors by kind."""
+    """What the twin has seen: valid packets, status packets sent, errors by kind, and its slowest answer
+    (instruction packet read -> status packet written, return delay included)."""
 
     packets: int = 0
     replies: int = 0
     bytes_in: int = 0
     garbage_bytes: int = 0
     errors: Counter = field(default_factory=Counter)
+    slowest_reply_s: float = 0.0
 
 
 class BusFaults:
@@ -123,6 +130,8 @@ class DxlBusTwin:
         self._thread: threading.Thread | None = None
         self._master = self._slave = -1
         self._port = ""
+        self._heard_at = 0.0  # when the bytes that completed the packet being served were read
+        self.realtime = False  # whether the serving thread got SCHED_FIFO (drivers/twins/realtime.py)
 
     # ------------------------------------------------------------ life cycle
     @property
@@ -189,6 +198,7 @@ class DxlBusTwin:
 
     # ------------------------------------------------------------ serving thread
     def _run(self) -> None:
+        self.realtime = realtime.ask_for_realtime(realtime.BUS_PRIORITY)
         buf = bytearray()
         last_byte = time.monotonic()
         while not self._stop.is_set():
@@ -205,7 +215,7 @@ class DxlBusTwin:
                 if chunk:
                     self.stats.bytes_in += len(chunk)
                     buf += chunk
-                    last_byte = now
+                    last_byte = self._heard_at = now
                     if len(buf) > RX_BUFFER_MAX:
                         self.stats.garbage_bytes += len(buf) - RX_BUFFER_MAX
                         del buf[:len(buf) - RX_BUFFER_MAX]
@@ -371,9 +381,14 @@ class DxlBusTwin:
         if (kind == "read" and level < 1) or (kind == "other" and level < 2):
             return
         packet = bytearray(wire.encode_status(self.protocol, s.dxl_id, s.status_error(error), params))
-        delay_s = s.get("Return Delay Time") * mx64.RETURN_DELAY_US_PER_UNIT * 1e-6
-        if delay_s:
-            time.sleep(delay_s)
+        # Return Delay Time counts from the end of the instruction packet. It is at most 508 us: without
+        # real-time scheduling the twin waits it out on the CPU, as a sleep would hand the CPU away and on a
+        # busy machine getting it back can take longer than the SDK's whole packet timeout (~34 ms).
+        due = self._heard_at + s.get("Return Delay Time") * mx64.RETURN_DELAY_US_PER_UNIT * 1e-6
+        if self.realtime:
+            time.sleep(max(0.0, due - time.monotonic()))
+        while time.monotonic() < due:
+            pass
         fault = self.faults.take()
         if fault == "drop":
             self.stats.errors["dropped"] += 1
@@ -381,8 +396,11 @@ class DxlBusTwin:
         if fault == "corrupt":
             self.stats.errors["corrupted"] += 1
             packet[-1] ^= 0xFF
+        # Counted before the bytes are visible: a driver that has read the reply never sees a count without it.
+        self.stats.replies += 1
         try:
             os.write(self._master, packet)
-            self.stats.replies += 1
+            self.stats.slowest_reply_s = max(self.stats.slowest_reply_s, time.monotonic() - self._heard_at)
         except (BlockingIOError, OSError):  # nobody reading and the pty buffer full: the bytes are lost
+            self.stats.replies -= 1
             self.stats.errors["tx overflow"] += 1

@@ -2,8 +2,12 @@
 
 The bus (dxl_bus.py) parses packets and calls ``read``/``write``; this module knows what the firmware does
 with an address: which bytes are live (refreshed from ``plant.servo_state(i)``), which writes are refused
-and with which error, and what a write does to the plant. Errors are protocol-neutral kinds ("access",
-"data range", ...) turned into the status byte of the servo's protocol by ``status_error``.
+and with which error, and what a write does to the plant. Indirect addressing (2.0; control_table_
+indirect_data.md): a byte of Indirect Data n stands for the byte at the address Indirect Address n holds,
+with that item's size, range and access, so reads and writes are mapped byte by byte before anything else;
+the default Indirect Address n is Indirect Data n's own address, which makes it plain storage. Errors are
+protocol-neutral kinds ("access", "data range", ...) turned into the status byte of the servo's protocol by
+``status_error``.
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ class Servo:
         for name, item in self.items.items():
             for a in range(item.address, item.address + item.size):
                 self._owner[a] = (name, item)
+        # Indirect Data address -> the address of the Indirect Address item that says where it points.
+        self._indirect = {item.address: self.items[name.replace("Data", "Address")].address
+                          for name, item in self.items.items() if name.startswith("Indirect Data")}
         self._load_defaults(eeprom=True)
         self.set("ID", dxl_id)
         if return_delay_raw is not None:
@@ -147,30 +154,42 @@ class Servo:
         return (_P2_CODE[error] if error else 0) | (mx64.STATUS_ALERT_P2 if hw else 0)
 
     # ------------------------------------------------------------ read / write
+    def _target(self, address: int) -> int:
+        """The address a byte access at ``address`` reaches: through Indirect Address n for Indirect Data n."""
+        pointer = self._indirect.get(address)
+        if pointer is None:
+            return address
+        return self.table[pointer] | self.table[pointer + 1] << 8
+
     def read(self, address: int, length: int) -> tuple[str | None, bytes]:
         if length == 0:
             return "data length", b""
         if address + length > len(self.table):
             return "access", b""
         self.refresh()
-        return None, bytes(self.table[address:address + length])
+        if not self._indirect.keys() & range(address, address + length):
+            return None, bytes(self.table[address:address + length])
+        return None, bytes(self.table[self._target(a)] for a in range(address, address + length))
 
     def write(self, address: int, data: bytes, apply: bool = True) -> str | None:
         """Validate the whole write first (the firmware applies all of it or none), then apply it."""
         if address + len(data) > len(self.table):
             return "access"
+        targets = [self._target(a) for a in range(address, address + len(data))]
         touched: list[tuple[str, ControlItem]] = []
-        for a in range(address, address + len(data)):
-            owner = self._owner[a]
+        for a in targets:
+            owner = self._owner[a] if a < len(self._owner) else None
             if owner is None:
                 return "access"  # an address no item defines
             if owner not in touched:
                 touched.append(owner)
         self.refresh()
         staged = bytearray(self.table)
-        staged[address:address + len(data)] = data
+        for a, byte in zip(targets, data, strict=True):
+            staged[a] = byte
+        written = set(targets)
         for name, item in touched:
-            covered = item.address >= address and item.address + item.size <= address + len(data)
+            covered = written.issuperset(range(item.address, item.address + item.size))
             if not covered and not self.p1:  # 1.0 takes single bytes of a word (old hosts wrote low, then high)
                 return "data length"
             if error := self._check(name, item, staged):

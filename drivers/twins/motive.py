@@ -47,6 +47,15 @@ OCCLUDED_PARAMS = nn.MARKER_OCCLUDED | nn.MARKER_HAS_MODEL
 MOTIVE_FOR_NATNET = {2: (1, 10, 0, 0), 3: (2, 1, 0, 0), 4: (3, 1, 0, 0)}  # app version Motive reports
 
 
+def counted_without_header(data: bytes) -> bytes:
+    """A request as the NatNet spec frames it. Some NatNet 2.x clients count the 4-byte header in nDataBytes
+    (nDataBytes == the datagram's length); Motive answers them all the same, so the twin reads the payload
+    as what follows the header."""
+    if len(data) >= 4 and struct.unpack_from("<H", data, 2)[0] == len(data) > 4:
+        return data[:2] + struct.pack("<H", len(data) - 4) + data[4:]
+    return data
+
+
 def quaternions_xyzw(rotations: list[np.ndarray]) -> list[tuple[float, float, float, float]]:
     """Rotation matrices -> unit quaternions in NatNet's order (qx, qy, qz, qw), with qw >= 0."""
     q = Rotation.from_matrix(np.stack(rotations)).as_quat()  # scipy is scalar-last, as NatNet; one call for all
@@ -295,7 +304,7 @@ class MotiveTwin:
                 continue
             except OSError:  # closed by stop() (the loop ends), or a transient ICMP error on some platforms
                 continue
-            msg = decode_packet(data, self.natnet_version)
+            msg = decode_packet(counted_without_header(data), self.natnet_version)
             if isinstance(msg, nn.DecodeError):
                 self.malformed_requests += 1
                 continue
@@ -367,13 +376,22 @@ class MotiveTwin:
             self.recording = key == "startrecording"
         elif key not in ("setplaybackstartframe", "setplaybackstopframe", "setplaybackcurrentframe",
                          "setplaybacklooping"):  # those are accepted: the twin has no take to play back
-            return encode(nn.Unrecognized(MessageId.UNRECOGNIZED_REQUEST))
+            return self._unrecognized()
         return encode(Response(struct.pack("<i", 0)))
+
+    def _unrecognized(self) -> bytes:
+        """NAT_UNRECOGNIZED_REQUEST as Motive sends it: an sSender of its NatNet library (the real capture:
+        264 B, name "NatNetLib", both versions its NatNet version)."""
+        sender = encode(nn.ServerInfo("NatNetLib", self.natnet_version, self.natnet_version))[4:]
+        return encode(nn.Unrecognized(MessageId.UNRECOGNIZED_REQUEST, sender))
 
     def _bitstream(self, arg: str, address) -> bytes:
         if not arg:  # the query form: answer with the client's current stream version
             v = self._version_for(address)
-            return encode(Response(f"Bitstream,{v[0]}.{v[1]}.{v[2]}.{v[3]}\0".encode()))
+            # No NUL: the SDK's Python client (4.1-4.3) int()s every field after the comma up to the end of
+            # the datagram, so a terminator would end its command thread ("0\x00"); PacketClient.cpp reads
+            # nDataBytes of text and takes either.
+            return encode(Response(f"Bitstream,{v[0]}.{v[1]}.{v[2]}.{v[3]}".encode()))
         try:
             wanted = nn.as_version(arg)
         except ValueError:

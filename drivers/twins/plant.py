@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from uartlab.drivers.twins import realtime
 from uartlab.drivers.twins.nano17 import Nano17Model
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.ik import default_markers, marker_positions
@@ -337,6 +338,7 @@ class PlantClock:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        realtime.ask_for_realtime(realtime.PLANT_PRIORITY)  # where allowed: see drivers/twins/realtime.py
         start_wall, start_model = time.monotonic(), self.plant.time_s
         while not self._stop.is_set():
             target = start_model + (time.monotonic() - start_wall) * self.speed

@@ -63,7 +63,7 @@ def test_blocks_are_contiguous_sized_and_on_the_host_clock(make_daq):
     assert all(b.gap_before == 0 for b in blocks)
     # The last sample of a block is taken before the block arrives, and shortly before.
     lag_s = np.array([b.host_time_s - b.sample_times_s(daq.t0_s)[-1] for b in blocks])
-    assert np.all(lag_s >= -1e-9) and np.median(lag_s) < 0.005 and np.all(lag_s < 0.010), lag_s
+    assert np.all(lag_s >= -1e-9) and np.median(lag_s) < 0.005 and np.all(lag_s < 0.050), lag_s
     span_s = blocks[-1].host_time_s - blocks[0].host_time_s
     rate_hz = (blocks[-1].first_sample_index - blocks[0].first_sample_index) / span_s
     assert rate_hz == pytest.approx(RATE_HZ, rel=0.02)

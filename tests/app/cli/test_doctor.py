@@ -10,11 +10,12 @@ from importlib import metadata
 
 import numpy
 import pytest
+from conftest import by_id_link, usb_serial_device
 from uartlab import __version__
 from uartlab.app.cli import doctor
 
-SECTIONS = ("python", "packages", "qt", "nidaqmx", "serial_ports", "network", "missing")
-HEADINGS = ("Python", "Packages", "Qt", "NI-DAQmx", "Serial ports", "Network", "What is missing")
+SECTIONS = ("python", "packages", "qt", "nidaqmx", "serial_ports", "latency_timers", "network", "missing")
+HEADINGS = ("Python", "Packages", "Qt", "NI-DAQmx", "Serial ports", "FTDI latency timer", "Network", "What is missing")
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +163,51 @@ def test_failing_probes_never_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     failed = [s for s in report["missing"] if "probe failed" in s]
     assert any("serial_ports" in s for s in failed) and any("network" in s for s in failed)
     assert "What is missing" in doctor.render(report)
+
+
+# ------------------------------------------------------------------ the FTDI latency timer
+def _real_rig(tmp_path, port: str):
+    from uartlab.app.rig.config import load_rig_config
+
+    path = tmp_path / "lab.toml"
+    path.write_text(f'[actuators]\nbackend = "real"\nport = "{port}"\n')
+    return load_rig_config(path), str(path)
+
+
+def test_the_rig_port_latency_timer_is_reported_with_the_fix(tmp_path) -> None:
+    sysfs = tmp_path / "sys"
+    usb_serial_device(sysfs, "ttyUSB0", latency_ms=16)
+    rig, name = _real_rig(tmp_path, str(by_id_link(tmp_path / "dev", "ttyUSB0")))
+    report = doctor.collect(rig, name, sysfs_root=sysfs)
+    row = report["latency_timers"][0]
+    assert row["source"] == f"{name} actuators.port" and row["ftdi"] and row["value_ms"] == 16 and not row["ok"]
+    timer_file = sysfs / "bus/usb-serial/devices/ttyUSB0/latency_timer"
+    assert row["fix"] == f"echo 1 | sudo tee {timer_file}"
+    assert any("latency timer" in m and "16 ms" in m and row["fix"] in m for m in report["missing"])
+    text = doctor.render(report)
+    assert "FTDI latency timer" in text and f"too long 16 ms, want 1 ms: echo 1 | sudo tee {timer_file}" in text
+    assert timer_file.read_text().strip() == "16"  # doctor reports; only the driver sets it
+
+
+def test_a_timer_at_1_ms_is_ok(tmp_path) -> None:
+    sysfs = tmp_path / "sys"
+    usb_serial_device(sysfs, "ttyUSB0", latency_ms=1)
+    rig, name = _real_rig(tmp_path, "/dev/ttyUSB0")
+    report = doctor.collect(rig, name, sysfs_root=sysfs)
+    assert report["latency_timers"][0]["ok"] and not any("latency" in m for m in report["missing"])
+
+
+def test_doctor_on_a_rig_file_from_the_command_line(tmp_path) -> None:
+    import subprocess
+
+    twin = tmp_path / "twin.toml"
+    twin.write_text('[actuators]\nbackend = "twin"\n')
+    out = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "doctor", "--rig", str(twin)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "(twin)" in out.stdout and "the twin's pseudo-terminal: not an FTDI adapter" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "doctor", "--rig", str(tmp_path / "no.toml")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.strip().splitlines() == [f"uartlab doctor: {tmp_path / 'no.toml'}: cannot read the rig "
+                                               "configuration: no such file or directory"]

@@ -8,35 +8,29 @@ The bad-file tests spoil that written session, so they do not depend on the rig.
 
 from __future__ import annotations
 
-import gc
 import shutil
 import time
-from importlib.resources import files
 
 import h5py
 import numpy as np
 import pytest
+from conftest import TWIN_SESSION_CONTACT, TWIN_SESSION_FREE, TWIN_SESSION_PERTURBATION
 from uartlab.app.cli.main import main
 from uartlab.app.compare.measured import load_trials
 from uartlab.app.compare.synthetic import write_model_session
 from uartlab.app.procedures.from_sessions import read_session_recordings
-from uartlab.app.record.session import RecordingSession
-from uartlab.app.rig.config import parse_rig_config
-from uartlab.app.rig.rig import Rig
-from uartlab.app.run.experiment import Experiment
 from uartlab.calibration.applied import calibrated_params
 from uartlab.calibration.executors import executor_for
 from uartlab.calibration.model_fit import fit_model, get_param, set_params
 from uartlab.calibration.store import CalibrationStore
 from uartlab.calibration.trial_jackknife import jackknife_sigma
 from uartlab.errors import CalibrationError
-from uartlab.protocols.suite import parse_suite
 from uartlab.sim import FingerParams
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
 pytestmark = pytest.mark.realtime
 
-PERTURBATION, SPEED = 0.15, 1.0   # the twin's truth: uart().perturbed(0.15, seed 0); real time (2x trips under load)
+PERTURBATION = TWIN_SESSION_PERTURBATION   # the twin's truth: uart().perturbed(0.15, seed 0), at 1x (conftest)
 START_FACTOR = 1.3   # the fit starts with the twin's Coulomb coefficient 30 % high
 # Tolerance about three times the largest error seen: on five twin-rig sessions (2x and 1x, the machine loaded
 # to 7 on 2 cores) the fit came back within 1.1 % of the truth (1-sigma 0.15-0.3 %).
@@ -44,72 +38,13 @@ TOLERANCE = 0.03
 # the written session: free FDP and four contact trials; the fit starts at the defaults, 20-25 % off. On three
 # noise seeds: coulomb within 0.8 %, a within 3.7 % (1-sigma 0.15 % and 0.7 %).
 SYNTHETIC_TOLERANCE = {"coulomb": 0.03, "a": 0.08}
-FREE, CONTACT = "free/FDP", "contact/Curl/FDP+ED@67.5deg"
-SUITE = f"""
-[suite]
-name = "model_fit"
-repeats = 1
-[suite.settle]
-speed_deg_s = 0.1
-measured_speed_deg_s = 1.0
-window_s = 1.0
-hold_s = 0.1
-timeout_s = 20.0
-[suite.limits]
-max_excursion_mm = 20.0
-max_tendon_force_N = 40.0
-max_fingertip_force_N = 15.0
-[[trial]]
-name = "{FREE}"
-pose = "Flex"
-pulls = [ {{ tendon = "FDP", amplitude_mm = 15, duration_s = 4 }} ]
-return = true
-[[trial]]
-name = "{CONTACT}"
-pose = "Curl"
-surface_angle_deg = 67.5
-pulls = [ {{ tendon = "FDP", amplitude_mm = 15, duration_s = 4 }},
-          {{ tendon = "ED", amplitude_mm = 7.5, duration_s = 4 }} ]
-return = true
-"""
-
-
-def _record(path) -> tuple[list[str], str]:
-    """(each trial's outcome, how the run ended)."""
-    text = files("uartlab.app").joinpath("data/twin_rig.toml").read_text(encoding="utf-8")
-    text = text.replace("perturbation = 0.0 ", f"perturbation = {PERTURBATION} ")
-    text = text.replace("speed = 1.0 ", f"speed = {SPEED} ")
-    with Rig(parse_rig_config(text, "twin_rig.toml")) as rig:
-        session = RecordingSession(rig, path)
-        time.sleep(0.3)        # the twin starts free: the Nano17 is unloaded, tare it as an operator would
-        rig.tare_nano17()
-        time.sleep(0.3)
-        experiment = Experiment(rig, parse_suite(SUITE, "model_fit.toml"), session)
-        try:
-            experiment.start(preflight_timeout_s=10.0)
-            assert experiment.wait(120.0)
-            status = experiment.status()
-            return [r.outcome for r in status.results], f"{status.phase}: {status.fault_reason}"
-        finally:
-            experiment.close()
-            session.close()
+FREE, CONTACT = TWIN_SESSION_FREE, TWIN_SESSION_CONTACT
 
 
 @pytest.fixture(scope="module")
-def session_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sessions") / "twin.h5"
-    # conftest freezes the heap for each realtime test, which is after a module fixture has run: freeze it
-    # here too, so a full GC pass cannot stall the rig's device threads past the stale-stream limit
-    gc.freeze()
-    try:
-        for _ in range(2):  # a loaded 2-core machine can still trip a stale-stream interlock: once more
-            outcomes, ended = _record(path)
-            if outcomes == ["settled", "settled"]:
-                return path
-            path.unlink(missing_ok=True)
-    finally:
-        gc.unfreeze()
-    pytest.skip(f"the twin rig did not complete the suite twice ({outcomes}, {ended}): a rig problem, not the fit's")
+def session_file(twin_session_file):
+    """The twin rig's session of both trials (tests/conftest.py), shared with compare's test."""
+    return twin_session_file
 
 
 SYNTHETIC_TRUTH = {"coulomb": 0.8, "a": 1.25}   # relative to the UART defaults, where the fit starts

@@ -16,7 +16,7 @@ import pytest
 from nidaqmx._stubs import nidaqmx_pb2 as pb
 from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.constants import READ_ALL_AVAILABLE, AcquisitionType, TerminalConfiguration
-from nidaqmx.errors import DaqError, DaqReadError, RpcError
+from nidaqmx.errors import DaqError, DaqReadError
 from nidaqmx.stream_readers import AnalogMultiChannelReader
 from session_pb2 import Session
 from uartlab.drivers.twins import daq_task
@@ -243,8 +243,9 @@ def test_bad_input_never_crashes_the_server(daq_twin, new_task):
     assert ni_error(lambda: stub.GetDeviceAttributeString(unknown))[1] == -200452
     attach = pb.CreateTaskRequest(session_name="never made", initialization_behavior=2)
     assert ni_error(lambda: stub.CreateTask(attach)) == (grpc.StatusCode.FAILED_PRECONDITION, None)
-    with pytest.raises(RpcError):  # an RPC the twin does not implement: the client's "not supported"
+    with pytest.raises(DaqError) as excinfo:  # the 6210 has no analog outputs: NI's own answer, not UNIMPLEMENTED
         new_task().ao_channels.add_ao_voltage_chan("Dev1/ao0")
+    assert daq_code(excinfo) == -200170
     task = new_task()  # and the server still serves
     task.ai_channels.add_ai_voltage_chan("Dev1/ai0")
     assert isinstance(task.read(), float)
