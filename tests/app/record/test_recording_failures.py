@@ -312,6 +312,17 @@ def test_uartlab_run_ends_in_fault_exit_1_with_the_sentence(tmp_path, capsys, un
 
 
 # ------------------------------------------------------------------ `uartlab record`
+def flushed_daq_samples(path: Path) -> int:
+    """How many DAQ samples a reader of the file being written sees."""
+    from uartlab.errors import InputFileError
+
+    try:
+        with SessionFile(path) as f:
+            return len(f.read("daq").host_time_s) if "daq" in f.streams else 0
+    except InputFileError:   # not yet a file a reader can open
+        return 0
+
+
 def record(out: Path, seconds: float, then=None) -> tuple[int, str, str, float]:
     """`uartlab record --seconds` in its own process (its SIGINT handler and exit as an operator sees them);
     ``then(path)`` runs once the session file exists. Returns (exit status, stdout, stderr, seconds taken)."""
@@ -322,7 +333,8 @@ def record(out: Path, seconds: float, then=None) -> tuple[int, str, str, float]:
     if then is not None:
         assert wait_for(lambda: list(out.glob("session_*.h5")) or proc.poll() is not None, 60, 0.05)
         (path,) = out.glob("session_*.h5")
-        time.sleep(1.5)   # a second and a half recorded
+        assert wait_for(lambda: flushed_daq_samples(path) > 0, 60, 0.1), "nothing flushed"   # slow on a busy machine
+        time.sleep(1.5)   # and a second and a half more
         then(path)
         started = time.monotonic()
     stdout, stderr = proc.communicate(timeout=120)
