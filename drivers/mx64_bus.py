@@ -26,6 +26,7 @@ import functools
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 
 import dynamixel_sdk as sdk
 import numpy as np
@@ -90,6 +91,7 @@ class Mx64Bus(Mx64Link):
         self._ph = sdk.PacketHandler(self.protocol)
         self._goal_ticks: np.ndarray | None = None   # the last goals commanded, to check the read-back
         self._last_ticks: np.ndarray | None = None   # the last Present Position read
+        self.between_tries: Callable[[], object] | None = None  # see Mx64Link: the bus lock's yield
 
     def tendon(self, dxl_id: int) -> str:
         return TENDONS[self.ids.index(dxl_id)]
@@ -259,6 +261,7 @@ class Mx64Bus(Mx64Link):
     def read(self) -> ActuatorSample:
         """One sync read (2.0) / bulk read (1.0) of all six; a fault turns torque off and raises ServoError."""
         host_time_s = time.monotonic()
+        goals = self._goal_ticks  # a command between this read's retries replaces it: no check this time
         replies = self._read_block()
         rows = np.array([self._decode(dxl_id, *replies[dxl_id]) for dxl_id in self.ids])  # (6, 7)
         goal, position, tick, moving, hw = (rows[:, j].astype(np.int64) for j in range(5))
@@ -273,7 +276,8 @@ class Mx64Bus(Mx64Link):
         self._last_ticks = position
         if hw.any():
             self._fault(sample, hw)
-        self._check_goals(goal, sample)
+        if self._goal_ticks is goals:
+            self._check_goals(goal, sample)
         return sample
 
     # ------------------------------------------------------------------ read helpers

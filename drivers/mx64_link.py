@@ -6,7 +6,8 @@ that collects a group read's status packets by ID with the SDK's parser (GroupSy
 error byte and readRx discards other servos' packets). Each reply is classified by its error byte and length:
 usable, our instruction arrived damaged (resent), refused by the servo, or too short (corrupt). A bad or
 missing reply is retried for that servo alone by unicast, at most ``max_retries`` times, and counted in
-``stats`` / logged in ``events``; a servo still failing after the retries has torque turned off on all six
+``stats`` / logged in ``events`` (between two tries ``between_tries`` is called, so the owner of a shared bus
+may let a waiting command out first); a servo still failing after the retries has torque turned off on all six
 and raises ``ServoError`` (no reply, refused) or ``CommError`` (corrupted replies, a port failure).
 
 Also here: the error types, the ``BusStats`` / ``BusEvent`` records, and ``_Port``, the SDK port with an
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import dynamixel_sdk as sdk
@@ -116,12 +118,19 @@ class Mx64Link:
     events: deque[BusEvent]
     _port: _Port | None         # None until connected
     _ph: sdk.PacketHandler
+    # Called between the tries of one servo's transaction (and before a group read's retries): the bus is
+    # idle there, so a shared-bus lock (app/rig/locked_actuators.py) may let a waiting command out first.
+    between_tries: Callable[[], object] | None
 
     def tendon(self, dxl_id: int) -> str:
         raise NotImplementedError
 
     def _safe_torque_off(self) -> None:
         raise NotImplementedError
+
+    def _between_tries(self) -> None:
+        if self.between_tries is not None:
+            self.between_tries()
 
     def _require_port(self) -> _Port:
         if self._port is None:
@@ -138,6 +147,7 @@ class Mx64Link:
         kind: str | None = after_failure or "timeout"
         for attempt in range(tries):
             if attempt or after_failure:
+                self._between_tries()
                 self.stats.retries += 1
                 self.stats.count(dxl_id, "retries")
             self.stats.transactions += 1
@@ -160,6 +170,7 @@ class Mx64Link:
         tendon, total = self.tendon(dxl_id), self.max_retries + 1
         if what != "ping":  # a servo we can no longer hear or understand must not be left driving
             self._event(dxl_id, "lost" if kind == "timeout" else "fault", what)
+            self._between_tries()  # a waiting command first: the torque off confirms each servo, one more wait
             self._safe_torque_off()
         if kind == "timeout":
             raise ServoError(dxl_id, tendon, f"no reply to {what} after {total} tries "

@@ -10,7 +10,7 @@ import importlib
 
 
 def add_parser(sub) -> None:
-    from uartlab.app.cli.types import positive_float, positive_int
+    from uartlab.app.cli.types import non_negative_int, positive_float, positive_int
 
     bench = sub.add_parser("bench", help="benchmarks (speed goals are measured here, not in tests)")
     bench_sub = bench.add_subparsers(dest="bench", metavar="TARGET", required=True)
@@ -43,6 +43,18 @@ def add_parser(sub) -> None:
     bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_gui.set_defaults(run=_bench("uartlab.app.gui.bench", needs="gui"))
+    bench_loop = bench_sub.add_parser("loop", help="control-loop timing and DAQ-sample-to-tick latency, each "
+                                      "configuration in its own process; the highest sustained rate")
+    bench_loop.add_argument("--seconds", type=positive_float, default=10.0, help="how long each configuration runs")
+    bench_loop.add_argument("--rate", type=positive_float, default=100.0, help="control rate (Hz)")
+    bench_loop.add_argument("--with-load", type=non_negative_int, default=0, metavar="N",
+                            help="each configuration again with N CPU-bound processes competing")
+    bench_loop.add_argument("--max-rates", type=positive_float, nargs="+", metavar="HZ",
+                            help="rates tried for the highest sustained one (default 100 200 400 800)")
+    bench_loop.add_argument("--max-rate-seconds", type=positive_float,
+                            help="seconds per tried rate (default --seconds)")
+    bench_loop.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
+    bench_loop.set_defaults(run=_bench("uartlab.app.bench.loop", needs="rig"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
                                      "beside a bare `python -c pass`")
     bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")

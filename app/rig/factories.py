@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
     from uartlab.drivers.interfaces import Actuators, AnalogInput, Mocap
 
+# est.: one control period at 100 Hz, so a sample waits at most one block before the control loop can see
+# it (a 50 ms block, the driver's own default, adds up to 50 ms to a sample's latency); one read per block
+# costs ~0.1-0.3 ms of host time (the nidaqmx call, or one RPC to a gRPC server): a few % of a core.
+DAQ_BLOCK_S = 0.010
+# est.: how long the driver's reader thread may be starved before NI-DAQmx's buffer overflows (-200279):
+# 2 s overflowed on a loaded lab PC; 10 s of 13 channels at 1 kS/s is 1 MB of doubles.
+DAQ_BUFFER_S = 10.0
+
 
 # ------------------------------------------------------------------ actuators
 def mx64_bus(config: RigConfig, twin, time_scale: float) -> Actuators:
@@ -54,11 +62,14 @@ def _usb6210(config: RigConfig, time_scale: float, grpc_options) -> AnalogInput:
     from uartlab.drivers.usb6210 import Usb6210
 
     d = config.daq
-    # Blocks of 50 ms of host time, as the driver's default at 1x: a twin at N x speed delivers N x the
-    # samples per second, and reading them in the 1x block size would take N x the RPCs.
+    # DAQ_BLOCK_S and DAQ_BUFFER_S are host seconds at 1x. A twin at N x speed delivers N x the samples per
+    # second and its plant costs N x the CPU; there a block is N x DAQ_BLOCK_S of host time (N^2 x the samples),
+    # so the gRPC reads stay within what a 2-core machine serves beside the plant (at 4x, 10 ms blocks left
+    # the DAQ stale within seconds of a run). The protocol-time latency is N x anyway on a fast twin.
+    block_host_s = DAQ_BLOCK_S * max(1.0, time_scale)
     return Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
-                   block_samples=max(1, round(d.rate_hz / 20 * time_scale)), buffer_s=2.0 * time_scale,
-                   grpc_options=grpc_options)
+                   block_samples=max(1, round(d.rate_hz * block_host_s * time_scale)),
+                   buffer_s=DAQ_BUFFER_S * time_scale, grpc_options=grpc_options)
 
 
 # ------------------------------------------------------------------ mocap

@@ -13,6 +13,12 @@ publish one `runner` record (command, measurements, phase) so the file holds wha
 The interlocks are the runner's, evaluated on every tick. The loop never blocks on anything but the bus:
 devices, IK, recording and the live model all run on their own threads behind bounded queues.
 
+Time: the loop is time-triggered: tick k starts at ``t0 + k * period`` (no drift); a tick more than a
+period late skips the deadlines it missed (counted in ``timing``), never a burst of catch-up ticks. Its
+thread asks for real-time scheduling and the process for a short GIL switch interval (app/run/realtime.py:
+used when the OS allows, never required); automatic garbage collection is off while the servos are armed,
+and the young generations are collected right after a tick, in the slack before the next deadline.
+
 The rig is a ``RigLike`` (app/run/rig_like.py): the live rig, a replayed session with null actuators
 (``uartlab run SUITE --replay FILE``) or a test's scripted rig; the loop uses nothing else of it.
 
@@ -29,13 +35,16 @@ the window of the seconds before it; the servos then only get the safe action (h
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app.run import realtime
 from uartlab.app.run.rig_like import RigActuators, RigLike
 from uartlab.app.run.state import DEFAULT_CONTROL_RATE_HZ, PHASES, WATCHED_STREAMS, Latest
 from uartlab.drivers.interfaces import DeviceError
@@ -50,6 +59,17 @@ log = logging.getLogger(__name__)
 PRE_TRIP_S = 5.0                 # est.: the seconds before a trip an operator wants to look at
 TERMINAL = (Phase.DONE, Phase.ABORTED, Phase.FAULT)
 TRIAL_PHASES = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
+
+
+@dataclass
+class TickTiming:
+    """How the loop kept time: ticks run, deadlines skipped after a stall, the latest a tick started after
+    its deadline, and the scheduling its thread got."""
+
+    ticks: int = 0
+    missed: int = 0
+    max_late_s: float = 0.0
+    scheduling: str = ""          # what the loop's thread got (realtime.Scheduling.policy)
 
 
 class PreflightError(DeviceError):
@@ -84,6 +104,8 @@ class Engine:
         self.trip_snapshot: Record | None = None     # the runner records of the PRE_TRIP_S before a trip
         self._message = ""
         self.estop_reason: str | None = None         # the first E-stop's reason, once pressed
+        self.timing = TickTiming()
+        self._no_gc = contextlib.ExitStack()          # automatic GC off from arming to the loop's end
 
     @staticmethod
     def stream_ages(rig: RigLike, streams: tuple[str, ...] | None = None) -> dict[str, float]:
@@ -115,6 +137,8 @@ class Engine:
             self.preflight(preflight_timeout_s)
             start_m = self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # "return to start"
             self._before_arm(start_m)
+            realtime.prepare_process()
+            self._no_gc.enter_context(realtime.no_gc_pauses())  # no collection pauses while armed
             with self._lock:
                 if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
                     raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
@@ -126,6 +150,7 @@ class Engine:
             with self._lock:
                 if self.rig.engine is self:
                     self.rig.engine = None
+            self._no_gc.close()
             raise
         self._thread.start()
         return self
@@ -208,18 +233,32 @@ class Engine:
 
     # ------------------------------------------------------------ the loop
     def _run(self) -> None:
+        self.timing.scheduling = realtime.raise_thread_priority().policy
         pace = FixedRate(1.0 / self.control_rate_hz, sleep=self._stop.wait)  # after a stall: no burst
-        while not self._stop.is_set():
-            try:
-                self._tick()
-            except Exception as exc:  # a bug or a dead bus must not leave the servos moving
-                log.exception("control tick failed")
-                with self._lock:
-                    self.runner.fault(self._protocol_now(), "device", "control loop",
-                                      f"control loop error: {type(exc).__name__}: {exc}")
-                    self._torque_off()
-                    self._ticked.notify_all()
-            pace.wait()
+        timing = self.timing
+        # The rig's bus lock keeps reads from starting just before a tick (app/rig/locked_actuators.py)
+        announce = getattr(self.rig.actuators, "announce_tick", None)
+        try:
+            while not self._stop.is_set():
+                try:
+                    self._tick()
+                except Exception as exc:  # a bug or a dead bus must not leave the servos moving
+                    log.exception("control tick failed")
+                    with self._lock:
+                        self.runner.fault(self._protocol_now(), "device", "control loop",
+                                          f"control loop error: {type(exc).__name__}: {exc}")
+                        self._torque_off()
+                        self._ticked.notify_all()
+                realtime.collect_young_if_due()  # in this tick's slack, not at a random allocation
+                if announce is not None:
+                    announce(pace.deadline_s)
+                tick = pace.wait()
+                timing.ticks += 1
+                timing.missed += tick.missed
+                if tick.late_s > timing.max_late_s:
+                    timing.max_late_s = tick.late_s
+        finally:
+            self._no_gc.close()
 
     def _tick(self) -> None:
         with self._lock:
@@ -232,6 +271,7 @@ class Engine:
             self._publish(now, obs, sent)
             if self.runner.phase in TERMINAL:
                 self._finished.set()
+                self._no_gc.close()  # the run is over: automatic collection back
             self._ticked.notify_all()
 
     def _before_tick(self) -> None:

@@ -3,7 +3,7 @@
     live = LiveModel(rig.hub, Finger(params), trials=suite,   # registers the `model` stream: do this
                      time_scale=rig.time_scale)               # before the recorder starts, so it is recorded
     session = RecordingSession(rig, path)
-    live.start(); ...; live.close()
+    live.start(); ...; live.close()                          # start() warms the model up first (compiles)
 
 It reads the `runner` stream of app/run/engine.py (one sample per control tick: phase, trial_index, measured
 excursions, tendon forces, joint angles, Nano17 wrench). Ticks are stamped in host seconds; the model
@@ -139,8 +139,24 @@ class LiveModel:
         return spec
 
     # ------------------------------------------------------------ thread
+    def warm_up(self) -> float:
+        """Compile and run once what a trial's first tick runs (the measured start, the stepper, one step; free
+        and in contact), so that first tick does not hold the GIL for tens of ms while the control loop runs.
+        Returns the seconds it took. ``start`` calls it, before the run arms."""
+        t0 = time.perf_counter()
+        angles, forces = np.radians([0.0, 20.0, 20.0, 10.0]), np.full(6, 0.5)  # est.: any pose in the ROM
+        try:
+            for angle, normal_force_N in ((None, 0.0), (30.0, 1.0)):
+                x0, surface, _ = measured_start(self.finger, angles, forces, angle, normal_force_N)
+                stepper = self.finger.stepper(x0, surface, self.method, self.max_substep_s)
+                stepper.step(0.01, np.zeros(6))
+        except Exception as exc:  # noqa: BLE001 - a trial would meet the same error, and say so then
+            self._say(f"warm-up failed ({type(exc).__name__}: {exc}); the first trial's step compiles instead")
+        return time.perf_counter() - t0
+
     def start(self) -> LiveModel:
         if self._thread is None:
+            self.warm_up()
             self._thread = threading.Thread(target=self._run, name="live-model", daemon=True)
             self._thread.start()
         return self

@@ -199,7 +199,7 @@ def test_twin_rig_records_and_the_estop_latches(qtbot, window, tmp_path):
         assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
 
     rig.actuators.enable()  # torque on, holding: the E-stop must take it off
-    plant = rig._twin.plant
+    plant = rig.twin_plant
     qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
     qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
@@ -380,7 +380,7 @@ def test_estop_acts_over_notifications_and_open_choosers(qtbot, window):
 
     rig = _connect_twin(qtbot, window)
     assert window.interlock_label.text() == "interlocks: OK"
-    plant = rig._twin.plant
+    plant = rig.twin_plant
     rig.actuators.enable()
     qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
     window.report_error("recording", "the disk is full")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import replace
@@ -15,14 +16,19 @@ from uartlab.drivers.interfaces import Actuators
 
 
 @pytest.fixture
-def bus_on_twin():
+def twin_and_bus():
     config = default_rig_config()
     config = replace(config, actuators=replace(config.actuators, packet_timeout_ms=300.0))
     twin = backends.start_twin_rig(config)
     device = backends.open_device("actuators", config, twin, 1.0)
-    yield device
+    yield twin, device
     device.close()
     twin.stop()
+
+
+@pytest.fixture
+def bus_on_twin(twin_and_bus):
+    return twin_and_bus[1]
 
 
 def test_the_stream_the_engine_and_the_e_stop_share_the_bus_without_interleaving(bus_on_twin):
@@ -60,3 +66,93 @@ def test_the_stream_the_engine_and_the_e_stop_share_the_bus_without_interleaving
     actuators.torque_off()
     assert not actuators.read().hardware_error.any()
     assert np.allclose(actuators.read().excursion_m, hold_m, atol=1e-3)
+
+
+def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_servo(twin_and_bus):
+    """A servo stops answering (its data line cut): the stream's read retries it, packet timeout after packet
+    timeout, and then turns torque off. The engine's commands meanwhile wait for the one transaction in
+    flight, not for the whole read."""
+    twin, bus = twin_and_bus
+    actuators = LockedActuators(bus)
+    actuators.connect()
+    actuators.enable()
+    hold_m = actuators.read().excursion_m
+    timeout_s = bus.packet_timeout_ms / 1e3
+    twin.bus.unplug(3)
+    read_error: list[BaseException] = []
+    reading = threading.Event()
+
+    def read_silent_servo() -> None:
+        reading.set()
+        try:
+            actuators.read()
+        except Exception as exc:  # the lost servo: expected
+            read_error.append(exc)
+
+    reader = threading.Thread(target=read_silent_servo)
+    reader.start()
+    reading.wait()
+    time.sleep(0.02)  # the group read is on the wire
+    waits_s, started = [], time.monotonic()
+    while reader.is_alive():
+        t0 = time.monotonic()
+        actuators.command(hold_m)
+        waits_s.append(time.monotonic() - t0)
+        time.sleep(0.01)
+    read_s = time.monotonic() - started
+    twin.bus.replug(3)
+    assert read_error and "no reply" in str(read_error[0])
+    # the read took its three tries and the torque-off confirmation: four timeouts
+    assert read_s > 3.5 * timeout_s, read_s
+    assert actuators.lock.yields >= 2
+    # every command went out within about one transaction of being asked, not after the whole read (the
+    # read is four timeouts long: a command waiting for all of it, or for two of them, fails here)
+    assert max(waits_s) < 0.5 * read_s, (max(waits_s), timeout_s, read_s)
+    assert len(waits_s) >= 3
+
+
+def test_a_background_holder_lets_an_urgent_caller_in_between_transactions():
+    from uartlab.app.rig.locked_actuators import BusLock
+
+    lock, order = BusLock(), []
+    lock.acquire(urgent=False)
+    urgent = threading.Thread(target=lambda: (lock.acquire(urgent=True), order.append("urgent"), lock.release()))
+    urgent.start()
+    while not lock._urgent_waiting:  # the urgent caller is queued
+        time.sleep(0.001)
+    lock.yield_to_urgent()          # between two transactions of the background holder
+    order.append("background again")
+    lock.release()
+    urgent.join(timeout=2)
+    assert order == ["urgent", "background again"]
+    # an urgent holder never yields: its sequence (enable: read, goals, torque on) stays whole
+    lock.acquire(urgent=True)
+    other = threading.Thread(target=lambda: (lock.acquire(urgent=True), order.append("other"), lock.release()))
+    other.start()
+    while not lock._urgent_waiting:
+        time.sleep(0.001)
+    lock.yield_to_urgent()
+    order.append("urgent holder done")
+    lock.release()
+    other.join(timeout=2)
+    assert order[2:] == ["urgent holder done", "other"]
+
+
+def test_a_read_does_not_start_just_before_the_control_loops_next_tick(bus_on_twin):
+    actuators = LockedActuators(bus_on_twin)
+    actuators.connect()
+    actuators.read()
+    actuators.announce_tick(time.monotonic() + 10.0)   # far away: the read goes at once
+    actuators.read()
+    assert actuators.reads_deferred == 0
+    for _ in range(5):  # a loaded machine may let the guard pass between the announcement and the read
+        due_s = time.monotonic() + 0.5 * actuators.read_guard_s   # inside the guard: the bus stays free
+        actuators.announce_tick(due_s)
+        actuators.read()
+        if actuators.reads_deferred:
+            break
+    assert actuators.reads_deferred == 1
+    assert time.monotonic() >= due_s                    # it waited for the tick (or for the guard to pass)
+    actuators.announce_tick(-math.inf)                  # the loop ended: nothing to wait for
+    actuators.read()
+    assert actuators.reads_deferred == 1

@@ -429,3 +429,16 @@ def test_the_run_summary_table_has_a_row_per_trial_with_its_worst_tendon():
     row = table.splitlines()[1].split()
     assert row[:6] == ["free/FDP", "3", "0.50", "1.00", "2.00", "3.00"]
     assert row[6:] == ["FDS", "0.400", "0.500"]
+
+
+def test_start_warms_the_model_up_before_any_tick_and_publishes_nothing_for_it(finger, runs):
+    """The compile and first step a trial's start would cost happen in ``start``, before the run arms."""
+    hub = _hub()
+    witness = hub.subscribe("witness", {MODEL_STREAM, EVENTS}, maxsize=10_000)
+    live = LiveModel(hub, finger, [FREE])
+    first_s = live.warm_up()
+    again_s = live.warm_up()
+    assert 0 < again_s <= first_s or again_s < 0.05  # compiled once: the second is the steady cost
+    stats = live.start().close()
+    assert stats.ticks == stats.steps == stats.trials == 0
+    assert witness.drain() == []  # neither a model sample nor an event: nothing happened on the rig

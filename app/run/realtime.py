@@ -1,0 +1,173 @@
+"""Real-time setup for the control loop: the scheduler of its thread, the GIL hand-off, garbage collection.
+
+    realtime.prepare_process()              # in the process that runs the loop (before its device threads
+                                            # start, so they inherit it): GIL switch interval, nice
+    rt = realtime.raise_thread_priority()   # on the loop's thread: SCHED_FIFO, else a raised nice, else nothing
+    with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
+        ...
+        realtime.collect_young_if_due()     # right after a tick: the young generations, in the slack
+
+Everything here is used when the OS allows it and never required: a lab PC without the rights runs the loop
+at normal priority and says so once in the log.
+
+- **SCHED_FIFO** (``os.sched_setscheduler(0, ...)``: on Linux 0 is the calling *thread*) puts the loop's
+  thread ahead of every normal process on its core; it needs root, CAP_SYS_NICE or an ``rtprio`` limit
+  (``ulimit -r``, /etc/security/limits.conf). Without it a lower nice value (needs the same rights below 0;
+  a thread's nice is its own on Linux) is tried, and otherwise the loop runs as it is. The process's other
+  threads get the raised nice too: the loop needs the GIL back from whichever of them holds it.
+- **The GIL**: a thread that wants the GIL waits up to ``sys.getswitchinterval()`` (5 ms by default) for
+  the holder to let go. Device threads, the IK and an in-process twin are Python too, so at 100 Hz that
+  default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
+- **Garbage collection**: a gen-2 collection walks every tracked object of the process (100-600 ms with
+  the twin rig's heap on a loaded 2-core box, `uartlab bench loop`). ``gc.freeze()`` after start-up moves
+  what exists into the permanent generation (not scanned while frozen), and automatic collection is off
+  while a run is armed; the loop collects the young generations itself right after a tick (a fraction of
+  a millisecond). When the run ends everything is unfrozen and automatic collection is back: cyclic
+  garbage that reached the old generation mid-run is collected then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+# est.: 0.5 ms: a tenth of a 200 Hz tick; shorter costs the other threads throughput in switches.
+SWITCH_INTERVAL_S = 0.0005
+# est.: above every normal thread, well below the kernel's own (IRQ threads 50, watchdog 99).
+FIFO_PRIORITY = 20
+NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
+
+_enabled = True
+_logged: set[str] = set()
+_gc_lock = threading.Lock()
+_gc_holds = 0               # nested no_gc_pauses() in this process (several engines may run in tests)
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """What the loop's thread got: "SCHED_FIFO", "nice" or "normal", and why not better."""
+
+    policy: str
+    detail: str
+
+
+def enable(on: bool = True) -> None:
+    """Turn the whole setup on (the default) or off for this process (`uartlab bench loop` compares both)."""
+    global _enabled
+    _enabled = on
+
+
+def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S, nice: int = NICE_RAISE) -> None:
+    """In the process that runs the loop: a short GIL switch interval (only ever shortened), and a raised nice
+    for every thread of the process (if allowed). The loop waits for the GIL from whichever thread holds it,
+    so a device thread descheduled by an unrelated busy process while holding it stalls the loop: the whole
+    process goes ahead of ordinary load, the loop's own thread (``raise_thread_priority``) ahead of all."""
+    if not _enabled:
+        return
+    if sys.getswitchinterval() > switch_interval_s:
+        sys.setswitchinterval(switch_interval_s)
+        _log_once("switch", f"GIL switch interval {switch_interval_s * 1e3:g} ms for the control loop")
+    raised = _renice_threads(nice)
+    if raised:
+        _log_once("nice", f"nice {nice} for the {raised} threads of the control loop's process")
+
+
+def _renice_threads(nice: int) -> int:
+    """Every thread of this process (Linux: /proc/self/task) at ``nice`` or better; how many were raised."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    raised = 0
+    for entry in os.listdir("/proc/self/task"):
+        tid = int(entry)
+        try:
+            if os.getpriority(os.PRIO_PROCESS, tid) > nice:
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
+                raised += 1
+        except OSError:  # not allowed (no CAP_SYS_NICE), or the thread has ended
+            continue
+    return raised
+
+
+def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_RAISE) -> Scheduling:
+    """On the calling thread: SCHED_FIFO if allowed, else a raised nice if allowed, else nothing. Logged once."""
+    if not _enabled:
+        return Scheduling("normal", "real-time setup turned off")
+    result = _try_fifo(fifo_priority) or _try_nice(nice) or Scheduling(
+        "normal", "no SCHED_FIFO or negative nice allowed (needs root, CAP_SYS_NICE or an rtprio limit)")
+    _log_once(f"sched {result.policy}", f"control loop scheduling: {result.policy} ({result.detail})")
+    return result
+
+
+def _try_fifo(priority: int) -> Scheduling | None:
+    if not hasattr(os, "sched_setscheduler"):
+        return None
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (OSError, ValueError):
+        return None
+    return Scheduling("SCHED_FIFO", f"priority {priority}")
+
+
+def _try_nice(nice: int) -> Scheduling | None:
+    if not hasattr(os, "setpriority") or not sys.platform.startswith("linux"):
+        return None  # elsewhere a nice is the whole process's, and the device threads would share it
+    tid = threading.get_native_id()
+    try:
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        if before <= nice:
+            return Scheduling("nice", f"already {before}")
+        os.setpriority(os.PRIO_PROCESS, tid, nice)  # on Linux PRIO_PROCESS with a thread id is that thread
+    except OSError:
+        return None
+    return Scheduling("nice", f"{before} -> {nice}")
+
+
+@contextlib.contextmanager
+def no_gc_pauses() -> Iterator[None]:
+    """Automatic garbage collection off for the block: the young generations collected and everything that
+    exists frozen first (no full collection: that is the 100-250 ms pause this avoids); after it, unfrozen
+    and automatic collection back on. Nested and concurrent holders: collection resumes when the last leaves."""
+    global _gc_holds
+    if not _enabled:
+        yield
+        return
+    with _gc_lock:
+        if _gc_holds == 0:
+            gc.collect(1)
+            gc.freeze()
+            gc.disable()
+        _gc_holds += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_holds -= 1
+            if _gc_holds == 0:
+                gc.unfreeze()
+                gc.enable()
+
+
+def collect_young_if_due() -> None:
+    """With automatic collection held off: the young generations when the interpreter would have collected
+    them (its own thresholds), called by the loop right after a tick so the pause lands in the tick's slack.
+    The old generation waits for the end of the run."""
+    if gc.isenabled():
+        return
+    young, middle, _ = gc.get_count()
+    threshold0, threshold1, _ = gc.get_threshold()
+    if young >= threshold0:
+        gc.collect(1 if middle >= threshold1 else 0)
+
+
+def _log_once(key: str, message: str) -> None:
+    if key not in _logged:
+        _logged.add(key)
+        log.info(message)

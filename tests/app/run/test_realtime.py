@@ -1,0 +1,74 @@
+"""app/run/realtime.py: the loop's real-time setup, used when the OS allows and never required."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+
+import pytest
+from uartlab.app.run import realtime
+
+
+def test_the_gil_switch_interval_is_only_ever_shortened():
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        realtime.prepare_process()
+        assert sys.getswitchinterval() == pytest.approx(realtime.SWITCH_INTERVAL_S)
+        sys.setswitchinterval(0.0001)  # someone asked for shorter still: kept
+        realtime.prepare_process()
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_the_loop_thread_gets_what_the_os_allows_and_says_which():
+    got: list[realtime.Scheduling] = []
+    policy: list[int] = []
+
+    def loop_thread() -> None:
+        got.append(realtime.raise_thread_priority())
+        if hasattr(os, "sched_getscheduler"):
+            policy.append(os.sched_getscheduler(0))
+
+    t = threading.Thread(target=loop_thread)
+    t.start()
+    t.join()
+    s = got[0]
+    assert s.policy in ("SCHED_FIFO", "nice", "normal") and s.detail
+    if s.policy == "SCHED_FIFO":   # the thread itself, not the process, is real-time
+        assert policy == [os.SCHED_FIFO] and os.sched_getscheduler(0) != os.SCHED_FIFO
+    if policy and policy[0] != os.SCHED_FIFO:
+        assert s.policy != "SCHED_FIFO"
+
+
+def test_no_automatic_collection_while_held_and_back_after_nested_holders():
+    assert gc.isenabled()
+    with realtime.no_gc_pauses():
+        assert not gc.isenabled() and gc.get_freeze_count() > 0
+        with realtime.no_gc_pauses():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer holder still holds
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_young_generations_are_collected_in_the_slack_when_due():
+    with realtime.no_gc_pauses():
+        threshold0 = gc.get_threshold()[0]
+        junk = [[] for _ in range(2 * threshold0)]  # container allocations: the young count grows
+        assert gc.get_count()[0] >= threshold0
+        realtime.collect_young_if_due()
+        assert gc.get_count()[0] < threshold0
+        del junk
+
+
+def test_turned_off_it_changes_nothing():
+    realtime.enable(False)
+    try:
+        with realtime.no_gc_pauses():
+            assert gc.isenabled()
+        assert realtime.raise_thread_priority().policy == "normal"
+    finally:
+        realtime.enable(True)
