@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import signal
 import sys
 import threading
@@ -55,23 +57,44 @@ def _quiet(args: argparse.Namespace) -> bool:
 
 
 class _Interrupts:
-    """Ctrl-C: the first asks for an abort, the second for the E-stop; the loop acts on them."""
+    """Ctrl-Cs counted exactly: the first asks for an abort, the second for the E-stop; the loop acts on them.
 
-    def __init__(self):
+    Python runs a handler once for signals that arrive while the main thread waits in C (two presses 30 ms
+    apart while a request to the core is out), but its wakeup fd gets one byte per signal: they are counted
+    there, and waiting on it wakes the loop at once.
+    """
+
+    def __enter__(self) -> _Interrupts:
         self.count = 0
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        os.set_blocking(self._write_fd, False)
+        self._previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: None)
+        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        return self
 
-    def __call__(self, signum, frame) -> None:
-        self.count += 1
+    def __exit__(self, *exc) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        signal.signal(signal.SIGINT, self._previous_handler)
+        os.close(self._read_fd)
+        os.close(self._write_fd)
+
+    def wait(self, timeout_s: float) -> None:
+        select.select([self._read_fd], [], [], timeout_s)
+        self.take()
+
+    def take(self) -> int:
+        try:
+            self.count += os.read(self._read_fd, 256).count(signal.SIGINT)
+        except BlockingIOError:
+            pass
+        return self.count
 
 
 def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any]) -> int:
-    interrupts = _Interrupts()
-    previous = signal.signal(signal.SIGINT, interrupts)
-    try:
+    with _Interrupts() as interrupts:
         core.request("run", **request)
         status, estopped = _watch(core, interrupts, _quiet(args))
-    finally:
-        signal.signal(signal.SIGINT, previous)
     run = status["run"]
     if "error" in run:
         from uartlab.app.serve.client import error_from
@@ -97,16 +120,9 @@ def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
         for warning in run.get("warnings", [])[said:]:
             print(f"warning: {warning}", file=sys.stderr, flush=True)
         said = len(run.get("warnings", []))
+        acted = _act_on(interrupts, acted, core)
         if run["state"] == "over":
             break
-        if interrupts.count > acted:
-            acted = interrupts.count
-            if acted == 1:
-                core.request("abort", why=ABORT_WHY)
-                print(f"\n{ABORT_WHY}: the run stops with its safe action (Ctrl-C again: E-stop)", flush=True)
-            else:
-                core.estop(ESTOP_WHY)
-                print(f"\n{ESTOP_WHY}: torque off", flush=True)
         if run.get("operator_needed") and acted == 0:
             prompt.ask(run["operator_needed"])
         if not quiet and "phase" in run:
@@ -116,10 +132,24 @@ def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
             elif run.get("message", "") != shown:   # a log: one line per runner event
                 shown = run.get("message", "")
                 print(f"[{time.monotonic() - started:7.1f} s] {shown}", flush=True)
-        time.sleep(POLL_S)
+        interrupts.wait(POLL_S)
+    # A second Ctrl-C that comes as the aborted run ends is still the E-stop the operator asked for.
+    acted = _act_on(interrupts, acted, core)
     if tty:
         print()
-    return status, interrupts.count >= 2
+    return status, acted >= 2
+
+
+def _act_on(interrupts: _Interrupts, acted: int, core) -> int:
+    """Acts on the Ctrl-Cs not yet acted on: the first is an abort, any later one the E-stop."""
+    if interrupts.take() > acted:
+        if acted == 0 and interrupts.count == 1:
+            core.request("abort", why=ABORT_WHY)
+            print(f"\n{ABORT_WHY}: the run stops with its safe action (Ctrl-C again: E-stop)", flush=True)
+        else:
+            core.estop(ESTOP_WHY)
+            print(f"\n{ESTOP_WHY}: torque off", flush=True)
+    return interrupts.count
 
 
 class _Prompt:
