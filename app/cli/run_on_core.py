@@ -12,6 +12,7 @@ terminal on stdin the run is aborted, said in one line, instead of waiting forev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import select
@@ -84,10 +85,8 @@ class _Interrupts:
         self.take()
 
     def take(self) -> int:
-        try:
+        with contextlib.suppress(BlockingIOError):   # nothing new
             self.count += os.read(self._read_fd, 256).count(signal.SIGINT)
-        except BlockingIOError:
-            pass
         return self.count
 
 

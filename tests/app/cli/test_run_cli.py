@@ -140,16 +140,20 @@ def test_a_second_ctrl_c_is_the_estop_torque_off_and_a_clean_file(tmp_path):
     out, _ = proc.communicate(timeout=120)
     text = "".join(lines) + out
     assert proc.returncode == 130, text
-    assert "E-stop: Ctrl-C at the console" in text and ": FAULT" in text
+    assert "E-stop: Ctrl-C at the console: torque off" in text, text
     (path,) = Path(tmp_path).glob("session_*.h5")
     with SessionFile(path) as f:
         assert f.complete
-        kinds = [e.kind for e in f.events()]
-        assert "estop" in kinds and "trip" in kinds
-        # The abort may have reached the run first (then the trial says so); the E-stop latched either way.
-        assert f.trials()[-1]["outcome"].startswith(("fault: E-stop", "aborted"))
-        # After the E-stop the runner commanded nothing (NaN): torque off, no motion command follows.
-        runner = f.read("runner")
-        t_stop = next(e.host_time_s for e in f.events() if e.kind == "estop")
-        after = runner.data["command_m"][runner.host_time_s > t_stop]
-        assert after.size and (after != after).all()
+        events = f.events()
+        assert "estop" in [e.kind for e in events]
+        outcome = f.trials()[-1]["outcome"]
+        # The abort the first Ctrl-C asked for may have ended the run before the E-stop came: the E-stop is
+        # still acted on (torque off, latched, in the file), and the run keeps its outcome, "aborted".
+        assert outcome.startswith(("fault: E-stop", "aborted")), outcome
+        if outcome.startswith("fault: E-stop"):
+            assert ": FAULT" in text and "trip" in [e.kind for e in events]
+            # After the E-stop the runner commanded nothing (NaN): torque off, no motion command follows.
+            runner = f.read("runner")
+            t_stop = next(e.host_time_s for e in events if e.kind == "estop")
+            after = runner.data["command_m"][runner.host_time_s > t_stop]
+            assert after.size and (after != after).all()
