@@ -1,7 +1,9 @@
-"""`uartlab gui [--rig rig.toml] [--replay FILE]`: the operator's window.
+"""`uartlab gui [--core ADDR] [--rig rig.toml] [--replay FILE]`: the operator's window.
 
-With ``--rig`` the rig is connected at start; with ``--replay`` the file is opened for replay. Without
-either the window opens with the last rig configuration filled in (QSettings) and nothing connected.
+With ``--rig`` the window attaches at start to the rig core at ``--core`` (app/serve's default address
+without it), or starts one (`uartlab rig serve --rig`) if none answers there; with ``--replay`` the file is
+opened for replay. Without either the window opens with the last rig configuration filled in (QSettings)
+and nothing attached.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
     app = qt_app()
     from uartlab.app.gui.main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(core_address=args.core)
     window.resize(1600, 1000)
     window.show()
     if rig is not None:

@@ -1,0 +1,332 @@
+"""The operator window as a client of the rig core (app/serve/), offscreen (pytest-qt), on the twin rig.
+
+Two kinds of core: a `uartlab rig serve` process (the window's own child, or one the test started as an
+operator would), for what crosses processes (a window closed mid-trial, a window attached mid-run); and a
+``RigCore`` hosted in the test process, with the same sockets and code, where a test needs the twin's truth
+or injects a fault (its plant and devices are reachable here). Screenshots go to tests/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.realtime, pytest.mark.slow]
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("zmq")
+
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from uartlab.app.gui.app import qt_app  # noqa: E402
+from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.record.player import SessionFile  # noqa: E402
+from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
+from uartlab.schema import EventKind  # noqa: E402
+
+SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
+MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
+
+
+def shoot(widget, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    assert widget.grab().save(str(path))
+    return path
+
+
+@pytest.fixture
+def address(tmp_path) -> str:
+    """A private ipc address: this test's core, never an operator's."""
+    return f"ipc://{tmp_path / 'core'}"
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path, address):
+    made = []
+
+    def make(core_address: str = address) -> MainWindow:
+        qt_app()
+        w = MainWindow(QSettings(str(tmp_path / f"gui{len(made)}.ini"), QSettings.Format.IniFormat),
+                       core_address=core_address)
+        qtbot.addWidget(w)
+        w.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
+        w.recording_panel.operator_edit.setText("tester")
+        w.resize(1600, 1000)
+        w.show()
+        qtbot.waitExposed(w)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+@pytest.fixture
+def core_here(address):
+    """A rig core on the twin rig, hosted in this process: the twin's plant and devices are reachable."""
+    from uartlab.app.rig.config import default_rig_config
+    from uartlab.app.serve.core import RigCore
+
+    core = RigCore(default_rig_config(), address).start()
+    yield core
+    core.close("test over")
+
+
+@pytest.fixture
+def core_process(address, tmp_path):
+    """`uartlab rig serve` as an operator starts it, before any window."""
+    log = open(tmp_path / "core.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address],
+                            stdout=log, stderr=subprocess.STDOUT)
+    from uartlab.app.gui.core_link import core_answers
+
+    deadline = time.monotonic() + 60
+    while not core_answers(address):
+        assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "core.log").read_text()
+        time.sleep(0.1)
+    yield proc
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(30)
+    log.close()
+
+
+def connect(qtbot, window) -> None:
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.connected or bool(window.errors), timeout=60000)
+    assert window.errors == []
+    qtbot.waitUntil(lambda: window.ops.status is not None, timeout=5000)
+
+
+def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: bool = True) -> None:
+    window.ops.choose_suite(suite)
+    panel = window.protocol_panel
+    panel.table.selectRow(row)
+    panel.repeats_spin.setValue(1)
+    panel.record_box.setChecked(record)
+
+
+def curve_data(window, plot: str, kind: str = "measured", i: int = 0):
+    x, y = getattr(window.plots.plots[plot], kind)[i].getData()
+    return (None, None) if x is None or len(x) == 0 else (x, y)
+
+
+def run_state(address: str) -> dict:
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        return c.status()
+
+
+def test_a_suite_runs_to_the_end_in_the_core_and_the_file_is_recorded(qtbot, make_window, tmp_path, address):
+    """The window starts its own core (`uartlab rig serve` on the twin rig), runs one free-motion trial
+    there, shows it live, and the core's file has the trial; the window's close shuts its core down."""
+    window = make_window()
+    connect(qtbot, window)
+    core = window.ops.core
+    assert core.started_here and window.source.startswith("live rig core")
+    choose_one_trial(window)
+    panel = window.protocol_panel
+    assert panel.selected_trials() == ["free/FDP"]
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase in MOVING, timeout=30000)
+    assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    path = window.ops.recording["path"]
+    assert Path(path).parent == tmp_path / "rec"
+    qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
+    qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)              # joints
+    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)    # live model
+    qtbot.wait(500)
+    window.on_status()
+    assert window.recording_panel.file_label.text() == path
+    assert window.fps > 0
+    shoot(window, "protocol_running")
+    qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
+    assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
+    qtbot.waitUntil(lambda: window.ops.recording is None, timeout=15000)   # the run's own file, closed by the core
+    window.on_status()
+    assert panel.progress.value() == 1000
+    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
+    assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
+    shoot(window, "protocol_done")
+    panel.buttons["reset"].click()
+    qtbot.waitUntil(lambda: panel.buttons["start"].isEnabled(), timeout=5000)
+    with SessionFile(path) as f:
+        assert f.complete
+        trials = f.trials()
+        assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
+        assert f.length("runner") > 50 and f.length("joints") > 50 and f.length("model") > 50
+    assert window.errors == []
+    process = core.process
+    window.close()
+    assert process.wait(30) == 0          # a core the window started leaves with it
+
+
+def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_window, core_here):
+    """Esc goes to the core's E-stop socket from the window's E-stop thread: the servos' torque is off (the
+    twin's truth) and the core recorded the E-stop within one control tick of the key press."""
+    window = make_window()
+    connect(qtbot, window)
+    assert not window.ops.core.started_here
+    plant = core_here.rig.twin_plant
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    assert all(plant.servo_state(i).torque_enabled for i in range(6))
+    estops = core_here.rig.hub.subscribe("test-estop", {"events"}, maxsize=1000)
+    pressed = time.monotonic()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()   # latched in the handler
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    acted = [e for e in estops.drain() if getattr(e, "kind", None) == EventKind.ESTOP]
+    estops.close()
+    assert acted and "key Esc" in acted[0].message
+    latency_s = acted[0].host_time_s - pressed
+    assert latency_s < 0.010, latency_s   # one tick at the 100 Hz control rate
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
+    window.on_status()
+    assert not window.protocol_panel.buttons["start"].isEnabled()   # latched: no run may start
+    shoot(window, "estop")
+    window.estop_reset.click()
+    assert not window.ops.estop_latched
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["start"].isEnabled(), timeout=5000)
+    assert window.errors == []
+
+
+def test_closing_the_window_mid_trial_leaves_the_trial_completing(qtbot, make_window, address):
+    """The window started the core; closed in the middle of a pull, it asks the core to leave after the
+    run: the trial completes, the file is closed whole, and then the core exits."""
+    window = make_window()
+    connect(qtbot, window)
+    process = window.ops.core.process
+    choose_one_trial(window)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    path = window.ops.recording["path"]
+    window.close()
+    assert process.poll() is None                       # the trial goes on without the window
+    status = run_state(address)["run"]
+    assert status["phase"] in [p.value for p in MOVING], status
+    assert process.wait(90) == 0                        # ... to its end, then the core leaves
+    with SessionFile(path) as f:
+        assert f.complete
+        (trial,) = f.trials()
+        assert trial["name"] == "free/FDP" and trial["outcome"] in ("settled", "settle timeout"), trial
+
+
+def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot, make_window, core_process,
+                                                                          address, tmp_path):
+    """A run submitted from elsewhere (`uartlab run` would do the same); a window attached seconds into it
+    draws the seconds before it attached at once, and the run's phase and trial."""
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=1, folder=str(tmp_path / "rec"))
+        deadline = time.monotonic() + 30
+        while c.status()["run"].get("phase") != "ACTUATE":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    time.sleep(3.0)
+    window = make_window()
+    attached = time.monotonic()
+    connect(qtbot, window)
+    assert not window.ops.core.started_here
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
+    x, _ = curve_data(window, "tension")
+    assert x.min() < -(time.monotonic() - attached) - 2.5   # drawn from before the window attached
+    window.on_status()
+    assert window.protocol_panel.phase_label.text() in [p.value for p in MOVING]
+    assert "free/FDP" in window.protocol_panel.trial_label.text()
+    shoot(window, "attached_mid_run")
+    window.close()                                       # a core that was running before stays
+    assert core_process.poll() is None
+    deadline = time.monotonic() + 90
+    while run_state(address)["run"].get("state") != "over":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert run_state(address)["run"]["phase"] == "DONE"
+
+
+def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, make_window, core_here):
+    window = make_window()
+    connect(qtbot, window)
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase in (Phase.PRETENSION, Phase.ACTUATE), timeout=30000)
+    core_here.rig._twin.daq.stop()                       # the USB-6210 goes away mid-run
+    qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
+    text = window.interlock_label.text()
+    assert "USB-6210" in text and "cable" in text and "OK" not in text
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=10000)
+    window.on_status()
+    assert window.interlock_label.toolTip().startswith("USB-6210 Dev1: ")  # the device, then its error
+    shoot(window, "device_failed")
+
+
+def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, core_here):
+    window = make_window()
+    connect(qtbot, window)
+    plant, rig = core_here.rig.twin_plant, core_here.rig
+    panel = window.protocol_panel
+    choose_one_trial(window, record=False)
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    qtbot.wait(1500)                                    # FDP well into its pull
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    window.on_status()
+    assert not panel.buttons["release"].isEnabled()     # latched: nothing moves until the E-stop is reset
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
+    window.estop_reset.click()                          # acknowledges the run too
+    qtbot.waitUntil(lambda: panel.buttons["release"].isEnabled() and panel.buttons["return"].isEnabled(),
+                    timeout=5000)
+    panel.buttons["release"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any("tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines()), window.errors
+    assert window.errors == []
+    assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
+    qtbot.waitUntil(lambda: panel.buttons["return"].isEnabled(), timeout=5000)
+    panel.buttons["return"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
+        window.errors
+    start = core_here.runs.start_m
+    np.testing.assert_allclose(rig.actuators.read().excursion_m, start, atol=1e-3)
+    excursions = rig.actuators.read().excursion_m
+    qtbot.waitUntil(lambda: panel.buttons["jog_in"].isEnabled(), timeout=5000)
+    panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the core's engine too
+    panel.jog_step_mm.setValue(2.0)
+    panel.buttons["jog_in"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
+    moved = rig.actuators.read().excursion_m - excursions
+    assert moved[1] == pytest.approx(0.002, abs=5e-4) and np.all(np.abs(np.delete(moved, 1)) < 5e-4)
+    assert window.errors == []
+
+
+def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_here):
+    window = make_window()
+    connect(qtbot, window)
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
+    window.rig_panel.tare_button.click()
+    window.recording_panel.start_button.click()
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    qtbot.wait(1000)
+    window.on_status()
+    path = window.ops.recording["path"]
+    assert window.recording_panel.file_label.text() == path and path.endswith(".h5")
+    assert window.recording_panel.drops_label.text() == "none"
+    assert window.rig_panel.table.rowCount() == 3 and window.interlock_label.text() == "interlocks: OK"
+    window.recording_panel.stop_button.click()
+    qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
+    with SessionFile(path) as f:
+        assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
+    assert window.errors == []
