@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import math
 import queue
+from collections import deque
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from uartlab.hub import Hub, Subscription
+from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
 START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
@@ -49,6 +51,7 @@ class CoreLink:
         self._status_error: str | None = None
         self._stop = threading.Event()
         self._estops: queue.Queue[str | None] = queue.Queue()
+        self.estop_acks: deque[tuple[str, float, float]] = deque(maxlen=100)  # (reason, sent, acknowledged) s
         self._on_estop_failed = on_estop_failed
         self._poller = threading.Thread(target=self._poll, name="gui-core-status", daemon=True)
         self._estopper = threading.Thread(target=self._estop_loop, name="gui-core-estop", daemon=True)
@@ -57,11 +60,14 @@ class CoreLink:
 
     # ------------------------------------------------------------ attach
     @classmethod
-    def attach_or_start(cls, address: str | None, rig_toml: str = "", *, log_path: Path | None = None,
+    def attach_or_start(cls, address: str | None, rig_toml: str = "", *, streams: Iterable[str] | None = None,
+                        log_path: Path | None = None,
                         on_estop_failed: Callable[[BaseException], None] | None = None) -> CoreLink:
         """The core listening at ``address`` (app/serve's default when None); if none answers there,
         ``uartlab rig serve`` on ``rig_toml`` ("" the twin rig) as a child process, waited for. The window's
-        viewer subscription is made before the client fills the hub, so it gets the core's history first."""
+        viewer subscription is made before the client fills the hub, so it gets the core's history first.
+        ``streams``: mirror only these (and the events; None: all): what the window draws, so the mirror
+        thread does not decode at the window's expense what nobody looks at."""
         from uartlab.app.serve.endpoints import endpoints_for
 
         address = endpoints_for(address).base
@@ -71,7 +77,7 @@ class CoreLink:
         try:
             if process is not None:
                 wait_for_core(address, process)
-            client, viewer = _attach(address)
+            client, viewer = _attach(address, streams)
             return cls(client, viewer, process, on_estop_failed)
         except BaseException:
             if process is not None:
@@ -125,8 +131,10 @@ class CoreLink:
             reason = self._estops.get()
             if reason is None:
                 return
+            sent = time.monotonic()
             try:
                 self.client.estop(reason)
+                self.estop_acks.append((reason, sent, time.monotonic()))
             except Exception as exc:  # noqa: BLE001 - the window shows it; the latch stays
                 if self._on_estop_failed is not None:   # on this thread: the callback hands it to the GUI
                     self._on_estop_failed(exc)
@@ -173,15 +181,16 @@ def core_answers(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
         return False
 
 
-def _attach(address: str) -> tuple[Any, Subscription]:
+def _attach(address: str, streams: Iterable[str] | None) -> tuple[Any, Subscription]:
     """A client mirroring every stream of the core into a fresh Hub, the core's last seconds first, and the
     window's subscription to that hub, made before anything is published into it."""
     from uartlab.app.serve.client import CoreClient
 
     hub = Hub()
     viewer = hub.subscribe("gui", maxsize=VIEWER_QUEUE)
+    wanted = None if streams is None else [*streams, EVENTS]
     try:
-        return CoreClient(address, hub=hub, attach_history=True), viewer
+        return CoreClient(address, hub=hub, attach_history=True, streams=wanted), viewer
     except BaseException:
         viewer.close()
         raise

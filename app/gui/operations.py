@@ -112,7 +112,7 @@ class Operations:
         """A run has started on this core (where "return to start" goes)."""
         return bool((self.status or {}).get("has_start"))
 
-    def ask(self, what: str, op: str, then=None, failed=None, **args) -> None:
+    def ask(self, what: str, op: str, then=None, failed=None, /, **args) -> None:
         """Request ``op`` of the core on a worker thread; ``then(reply)`` on the GUI thread."""
         core = self.core
         if core is None:
@@ -146,7 +146,7 @@ class Operations:
         address, log_path = self.w.core_address, self.w.core_log_path()
 
         def work():
-            link = CoreLink.attach_or_start(address, config_path, log_path=log_path,
+            link = CoreLink.attach_or_start(address, config_path, streams=self.w.data.streams, log_path=log_path,
                                             on_estop_failed=self._estop_failed)
             try:
                 return link, _rig_config(link.hello)

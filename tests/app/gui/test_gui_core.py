@@ -170,27 +170,30 @@ def test_a_suite_runs_to_the_end_in_the_core_and_the_file_is_recorded(qtbot, mak
     assert process.wait(30) == 0          # a core the window started leaves with it
 
 
-def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_window, core_here):
-    """Esc goes to the core's E-stop socket from the window's E-stop thread: the servos' torque is off (the
-    twin's truth) and the core recorded the E-stop within one control tick of the key press."""
+def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_window):
+    """Esc goes to the core's E-stop socket from the window's E-stop thread. The core (its own process, as
+    an operator runs it) records the E-stop within one control tick of the key press, turns torque off (the
+    driver reads Torque Enable back from every servo before the core acknowledges) and the run faults."""
     window = make_window()
     connect(qtbot, window)
-    assert not window.ops.core.started_here
-    plant = core_here.rig.twin_plant
+    core = window.ops.core
     choose_one_trial(window, record=False)
     window.protocol_panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
-    assert all(plant.servo_state(i).torque_enabled for i in range(6))
-    estops = core_here.rig.hub.subscribe("test-estop", {"events"}, maxsize=1000)
+    estops = core.hub.subscribe("test-estop", {"events"}, maxsize=1000)
     pressed = time.monotonic()
     qtbot.keyClick(window, Qt.Key.Key_Escape)
     assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()   # latched in the handler
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    acted = [e for e in estops.drain() if getattr(e, "kind", None) == EventKind.ESTOP]
+    qtbot.waitUntil(lambda: len(core.estop_acks) == 1, timeout=3000)               # torque off, read back
+    (reason, sent, acked), = core.estop_acks
+    qtbot.waitUntil(lambda: any(getattr(e, "kind", None) == EventKind.ESTOP for e in estops.drain()
+                                if estops.__setattr__("seen", e) is None), timeout=3000)
+    acted_at = estops.seen.host_time_s                  # the core's clock: CLOCK_MONOTONIC, one per machine
     estops.close()
-    assert acted and "key Esc" in acted[0].message
-    latency_s = acted[0].host_time_s - pressed
-    assert latency_s < 0.010, latency_s   # one tick at the 100 Hz control rate
+    assert "key Esc" in estops.seen.message and reason == "operator E-stop (key Esc)"
+    print(f"E-stop: key press to sent {1e3 * (sent - pressed):.1f} ms, to the core acting "
+          f"{1e3 * (acted_at - pressed):.1f} ms, acknowledged (torque off read back) {1e3 * (acked - pressed):.1f} ms")
+    assert acted_at - pressed < 0.010, acted_at - pressed   # one tick at the 100 Hz control rate
     qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
     window.on_status()
     assert not window.protocol_panel.buttons["start"].isEnabled()   # latched: no run may start
