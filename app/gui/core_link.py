@@ -61,18 +61,21 @@ class CoreLink:
     # ------------------------------------------------------------ attach
     @classmethod
     def attach_or_start(cls, address: str | None, rig_toml: str = "", *, streams: Iterable[str] | None = None,
-                        log_path: Path | None = None,
+                        log_path: Path | None = None, check: Callable[[], object] | None = None,
                         on_estop_failed: Callable[[BaseException], None] | None = None) -> CoreLink:
         """The core listening at ``address`` (app/serve's default when None); if none answers there,
         ``uartlab rig serve`` on ``rig_toml`` ("" the twin rig) as a child process, waited for. The window's
         viewer subscription is made before the client fills the hub, so it gets the core's history first.
         ``streams``: mirror only these (and the events; None: all): what the window draws, so the mirror
-        thread does not decode at the window's expense what nobody looks at."""
+        thread does not decode at the window's expense what nobody looks at. ``check``: called before a core
+        is started (the rig.toml read here, so bad input is one line at once, not a core that dies)."""
         from uartlab.app.serve.endpoints import endpoints_for
 
         address = endpoints_for(address).base
         process = None
         if not core_answers(address):
+            if check is not None:
+                check()
             process = start_core(address, rig_toml, log_path)
         try:
             if process is not None:

@@ -295,10 +295,9 @@ class MainWindow(QMainWindow):
             self.report_error("status", exc)
 
     def core_log_path(self) -> Path:
-        """Where a rig core this window starts writes its output (the window has no terminal to show it)."""
-        import platformdirs
-
-        folder = Path(platformdirs.user_log_dir("uartlab", appauthor=False))
+        """Where a rig core this window starts writes its output (the window has no terminal to show it):
+        beside the window's settings (the operator's config folder; a test's or a benchmark's own)."""
+        folder = Path(self.settings.fileName()).parent
         folder.mkdir(parents=True, exist_ok=True)
         return folder / "rig-core.log"
 

@@ -147,6 +147,7 @@ class Operations:
 
         def work():
             link = CoreLink.attach_or_start(address, config_path, streams=self.w.data.streams, log_path=log_path,
+                                            check=lambda: _read_rig_toml(config_path),
                                             on_estop_failed=self._estop_failed)
             try:
                 return link, _rig_config(link.hello)
@@ -557,3 +558,11 @@ def _rig_config(hello: dict):
 
     source = Path(hello["config_source"])
     return parse_rig_config(hello["config_text"], source.name, source.parent)
+
+
+def _read_rig_toml(path: str) -> None:
+    """The rig.toml a core is about to be started on, read here first: bad input is one line (file:line: key)."""
+    if path:
+        from uartlab.app.rig.config import load_rig_config
+
+        load_rig_config(path)

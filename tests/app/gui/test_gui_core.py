@@ -332,4 +332,108 @@ def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_here):
     qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
     with SessionFile(path) as f:
         assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
+    plant = core_here.rig.twin_plant
+    core_here.rig.actuators.enable()  # torque on, holding: the E-stop must take it off
+    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()
+    window.ops.choose_suite("free_motion")
+    assert not window.protocol_panel.buttons["start"].isEnabled()  # latched: no run may start
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # pressing it again keeps it latched
+    assert window.ops.estop_latched
+    window.estop_reset.click()
+    assert not window.ops.estop_latched and window.interlock_label.text() == "interlocks: OK"
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["start"].isEnabled(), timeout=5000)
+    window.rig_panel.disconnect_button.click()    # a core that was running before stays
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+    assert core_here.runs is not None and not core_here.wait(0)
     assert window.errors == []
+
+
+def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, core_here):
+    """Nothing on screen takes the E-stop away: a notification showing, a file chooser open and focused."""
+    from PySide6.QtWidgets import QFileDialog
+
+    window = make_window()
+    connect(qtbot, window)
+    qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=5000)
+    plant = core_here.rig.twin_plant
+    core_here.rig.actuators.enable()
+    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    window.report_error("recording", "the disk is full")
+    assert window.notifications.isVisible()
+    (shown,) = window.notifications.visible_texts()
+    assert "the disk is full" in shown and "free space" in shown   # what happened, and the next step
+    window.rig_panel.browse_button.click()
+    (chooser,) = window.rig_panel.findChildren(QFileDialog)
+    qtbot.waitExposed(chooser)
+    assert not chooser.isModal()
+    chooser.activateWindow()
+    qtbot.keyClick(chooser.focusWidget() or chooser, Qt.Key.Key_Escape)
+    assert window.ops.estop_latched        # latched in the key's own handler, not a tick later
+    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    assert chooser.isVisible()             # the key was the E-stop's, not the chooser's "cancel"
+    shoot(window, "estop_over_notification")
+    chooser.close()
+    window.estop_reset.click()
+    assert not window.ops.estop_latched
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)  # the button, a notice still showing
+    assert window.ops.estop_latched and window.notifications.isVisible()
+    window.estop_reset.click()
+
+
+def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_window, core_here, tmp_path):
+    from uartlab.app.record.writer import SessionRecorder
+    from uartlab.app.gui import bench
+
+    specs = [s for s in bench.specs(1000.0, 100.0) if s.name in ("daq", "joints")]
+    path = tmp_path / "session_replay.h5"
+    with SessionRecorder(path, {"operator": "test"}, flush_interval_s=0.1) as rec:
+        for spec in specs:
+            rec.add_stream(spec)
+        synth = bench.Synth(specs)
+        for k in range(20):
+            for spec in specs:
+                rec.write(synth.record(spec.name, 500.0 + k * 0.1, int(spec.nominal_rate_hz * 0.1)))
+    window = make_window()
+    window.ops.open_replay(str(path))
+    qtbot.waitUntil(lambda: window.ops.replay is not None, timeout=5000)
+    connect(qtbot, window)
+    assert window.source.startswith("replay")     # attaching does not take the view from the replay
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    assert window.ops.replay is None and window.source.startswith("live")
+    qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
+    window.protocol_panel.buttons["abort"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ABORTED, timeout=10000)
+    window.protocol_panel.buttons["reset"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is None, timeout=5000)
+    assert window.errors == []
+
+
+def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, make_window, core_here):
+    """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
+    Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
+    the real core, the real live model and the real drivers."""
+    window = make_window()
+    connect(qtbot, window)
+    choose_one_trial(window, "surface_contact", row=0, record=False)   # contact/Hook/FDP+ED@45deg
+    model = core_here.rig.hub.subscribe("test-model", {"model"}, maxsize=100_000)
+    try:
+        window.protocol_panel.buttons["start"].click()
+        qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=30000)
+        qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
+        assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
+        records = model.drain()
+    finally:
+        model.close()
+    measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
+    predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
+    pressing = np.linalg.norm(measured, axis=1) > 0.2
+    assert pressing.sum() > 50                          # the finger pressed on the surface for a while
+    error = np.linalg.norm(measured[pressing] - predicted[pressing], axis=1)
+    assert np.median(error) < 0.05, np.median(error)   # measured here: 3 mN at 0.6 N pressing
+    qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)
+    shoot(window, "contact_trial")
+    window.protocol_panel.buttons["reset"].click()
