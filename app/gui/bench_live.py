@@ -11,6 +11,7 @@ see as frames. Offscreen, the raster engine really draws every pixel.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -55,7 +56,8 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
     _wait(app, lambda: ops.phase in moving or ops.phase in RUN_OVER or bool(window.errors), ACTIVE_TIMEOUT_S,
           "the trial moving")
     if ops.phase in RUN_OVER or window.errors:
-        raise RuntimeError(f"the run ended before it could be measured: {ops.run_status.fault_reason if ops.run_status else window.errors[-1]}")
+        why = window.errors[-1] if window.errors else ops.run_status.fault_reason
+        raise RuntimeError(f"the run ended before it could be measured: {why}")
     counter = PaintCounter(window.plots.layout_widget.viewport())
     phases: list[str] = []
     frames0, paints0, drops0 = window.frames, counter.count, _drops(window)
@@ -98,10 +100,8 @@ def main(args: argparse.Namespace) -> int:
         finally:
             ops = window.ops
             if ops.core is not None and ops.phase is not None:
-                try:
-                    ops.core.request("abort", reason="bench over")
-                except Exception:  # noqa: BLE001 - the core shuts down (and aborts) anyway
-                    pass
+                with contextlib.suppress(Exception):   # the core shuts down (and aborts) anyway
+                    ops.core.request("abort", why="bench over")
             window.close()
             window.deleteLater()
             app.processEvents()

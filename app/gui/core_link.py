@@ -17,13 +17,14 @@ lets go of it, so its file is closed cleanly; a core that was running before the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import queue
-from collections import deque
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -154,10 +155,8 @@ class CoreLink:
         self._estopper.join(2.0)
         try:
             if shutdown:
-                try:
+                with contextlib.suppress(Exception):   # a core that is gone already needs no asking
                     self.request("shutdown", after_run=True)
-                except Exception:  # noqa: BLE001 - a core that is gone already needs no asking
-                    pass
         finally:
             self.viewer.close()
             self.client.close()
@@ -205,13 +204,14 @@ def start_core(address: str, rig_toml: str, log_path: Path | None = None) -> sub
     cmd = [sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address]
     if rig_toml:
         cmd += ["--rig", rig_toml]
-    out = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115 - the child's
+    out = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115 - the child's, closed below
     try:
-        start = out.tell() if log_path is not None else 0
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        start = out.tell() if out is not None else 0
+        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out or subprocess.DEVNULL,
+                                   stderr=subprocess.STDOUT,
                                    start_new_session=True)  # Ctrl-C in the window's terminal is not the core's
     finally:
-        if log_path is not None:
+        if out is not None:
             out.close()
     process.log_path, process.log_from = log_path, start  # type: ignore[attr-defined]
     return process

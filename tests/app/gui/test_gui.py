@@ -19,7 +19,7 @@ pytestmark = pytest.mark.realtime
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
 from uartlab.app.gui import bench  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402

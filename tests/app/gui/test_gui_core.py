@@ -384,8 +384,8 @@ def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, cor
 
 
 def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_window, core_here, tmp_path):
-    from uartlab.app.record.writer import SessionRecorder
     from uartlab.app.gui import bench
+    from uartlab.app.record.writer import SessionRecorder
 
     specs = [s for s in bench.specs(1000.0, 100.0) if s.name in ("daq", "joints")]
     path = tmp_path / "session_replay.h5"
