@@ -61,18 +61,23 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
     counter = PaintCounter(window.plots.layout_widget.viewport())
     phases: list[str] = []
     frames0, paints0, drops0 = window.frames, counter.count, _drops(window)
-    t0 = time.monotonic()
+    t0, cpu0, proc0 = time.monotonic(), time.thread_time(), time.process_time()
     while time.monotonic() - t0 < seconds:
         app.processEvents()
         time.sleep(0.001)   # the frame and status timers fire inside processEvents; this only yields the CPU
         if ops.phase is not None and (not phases or phases[-1] != ops.phase):
             phases.append(str(ops.phase))
     wall = time.monotonic() - t0
+    gui_cpu_s, process_cpu_s = time.thread_time() - cpu0, time.process_time() - proc0
     paints = counter.count - paints0
     return {"fps": paints / wall, "frames_drawn": window.frames - frames0, "paints": paints, "seconds": wall,
             "phases": phases, "gui_queue_drops": _drops(window) - drops0,
             "points_per_frame": window.plots.refresh(window.data, window.display_now()),
-            "run_over_during_measurement": ops.phase in RUN_OVER}
+            "run_over_during_measurement": ops.phase in RUN_OVER,
+            # CPU time, which a busy machine does not inflate: what a frame costs the GUI thread, and the
+            # window's process (the mirror thread, the status poller) as a share of one core.
+            "gui_thread_cpu_ms_per_frame": 1e3 * gui_cpu_s / max(paints, 1),
+            "window_process_cpu_share": process_cpu_s / wall}
 
 
 def _drops(window) -> int:
@@ -116,4 +121,7 @@ def main(args: argparse.Namespace) -> int:
               f"phases {' > '.join(result['phases'])}, {result['points_per_frame']} points per frame, "
               f"GUI queue drops {result['gui_queue_drops']})  goal >= {GOAL_FPS:g}: "
               f"{'ok' if result['fps_ok'] else 'MISSED'}")
+        print(f"  GUI thread CPU {result['gui_thread_cpu_ms_per_frame']:.1f} ms per frame drawn; the window's "
+              f"process used {100 * result['window_process_cpu_share']:.0f} % of one core (load average "
+              f"{os.getloadavg()[0]:.1f})")
     return 0 if result["fps_ok"] else 1

@@ -56,7 +56,7 @@ from uartlab.hub import Hub, Subscription
 from uartlab.streams import Event
 
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
-POSE_EVERY = 3            # frames per pose redraw (~20 Hz: forward kinematics of two poses)
+POSE_EVERY = 6            # frames per pose redraw (~10 Hz: forward kinematics of two poses, scatter items)
 STATUS_MS = 250           # health, recording, protocol status
 ESTOP_KEYS = {Qt.Key.Key_Escape: "Esc", Qt.Key.Key_F1: "F1"}
 LOG_LINES = 5000
