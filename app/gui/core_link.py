@@ -1,25 +1,26 @@
 """The window's line to the rig core (app/serve/): attach to a running core or start one, ask it things,
-mirror its streams, and send the E-stop on a path that never waits for the window.
+mirror its streams, and send the E-stop on a path that never waits for the window's Python threads.
 
-The core owns the rig, the control loop and the recorder; the window only asks. Three threads, none of
-them the GUI thread, talk to it:
+The core owns the rig, the control loop and the recorder; the window only asks. Of this, only the
+E-stop's send runs on the GUI thread:
 
 - requests (``request``) run on the window's worker threads (``tasks.Tasks``): a slow answer (a rig
   starting, a pre-flight) never freezes a frame;
 - the status poller asks for the core's status every ``STATUS_PERIOD_S`` and keeps the newest answer,
   which the GUI thread reads without waiting (``status``);
-- the E-stop thread owns nothing but the E-stop: the GUI thread hands it a reason and returns, and it
-  sends that to the core's E-stop socket at once (the core acts on it within one tick).
+- the E-stop goes from the key's handler to the core's E-stop socket through ``EstopLine``
+  (app/gui/estop_line.py): queued in microseconds on the GUI thread, forwarded by ZeroMQ in C, acted on
+  by the core at once; the acknowledgement is collected when the window polls (``estop_answers``).
 
 A core the window started (``uartlab rig serve`` as a child process) is asked to shut down when the window
-lets go of it, so its file is closed cleanly; a core that was running before the window outlives it.
+lets go of it, after its run: the trial completes and the file is closed. A core that was running before
+the window outlives it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import queue
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from uartlab.app.gui.estop_line import EstopAck, EstopLine
 from uartlab.hub import Hub, Subscription
 from uartlab.schema import EVENTS
 
@@ -42,8 +44,7 @@ VIEWER_QUEUE = 10_000      # hub items (~10 s of every stream at full rate): the
 class CoreLink:
     """One attached core. Built off the GUI thread with :meth:`attach_or_start`."""
 
-    def __init__(self, client: Any, viewer: Subscription, process: subprocess.Popen | None = None,
-                 on_estop_failed: Callable[[BaseException], None] | None = None):
+    def __init__(self, client: Any, viewer: Subscription, process: subprocess.Popen | None = None):
         self.client, self.viewer, self.process = client, viewer, process
         self.address: str = client.ends.base
         self.hello: dict = client.hello        # the core's description: pid, specs, its rig.toml's text and source
@@ -51,19 +52,15 @@ class CoreLink:
         self._asked_s = -math.inf
         self._status_error: str | None = None
         self._stop = threading.Event()
-        self._estops: queue.Queue[str | None] = queue.Queue()
-        self.estop_acks: deque[tuple[str, float, float]] = deque(maxlen=100)  # (reason, sent, acknowledged) s
-        self._on_estop_failed = on_estop_failed
+        self.estop_line = EstopLine(client.ends.estop, client.who)
+        self.estop_acks: deque[EstopAck] = deque(maxlen=100)   # answered (or overdue) E-stops, newest last
         self._poller = threading.Thread(target=self._poll, name="gui-core-status", daemon=True)
-        self._estopper = threading.Thread(target=self._estop_loop, name="gui-core-estop", daemon=True)
         self._poller.start()
-        self._estopper.start()
 
     # ------------------------------------------------------------ attach
     @classmethod
     def attach_or_start(cls, address: str | None, rig_toml: str = "", *, streams: Iterable[str] | None = None,
-                        log_path: Path | None = None, check: Callable[[], object] | None = None,
-                        on_estop_failed: Callable[[BaseException], None] | None = None) -> CoreLink:
+                        log_path: Path | None = None, check: Callable[[], object] | None = None) -> CoreLink:
         """The core listening at ``address`` (app/serve's default when None); if none answers there,
         ``uartlab rig serve`` on ``rig_toml`` ("" the twin rig) as a child process, waited for. The window's
         viewer subscription is made before the client fills the hub, so it gets the core's history first.
@@ -82,7 +79,7 @@ class CoreLink:
             if process is not None:
                 wait_for_core(address, process)
             client, viewer = _attach(address, streams)
-            return cls(client, viewer, process, on_estop_failed)
+            return cls(client, viewer, process)
         except BaseException:
             if process is not None:
                 stop_process(process)
@@ -127,21 +124,15 @@ class CoreLink:
 
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:
-        """Hand the E-stop to its own thread and return at once: the GUI thread never waits on the core."""
-        self._estops.put(reason)
+        """On the GUI thread, in the key's handler: on its way to the core at once (``EstopLine``)."""
+        self.estop_line.send(reason)
 
-    def _estop_loop(self) -> None:
-        while True:
-            reason = self._estops.get()
-            if reason is None:
-                return
-            sent = time.monotonic()
-            try:
-                self.client.estop(reason)
-                self.estop_acks.append((reason, sent, time.monotonic()))
-            except Exception as exc:  # noqa: BLE001 - the window shows it; the latch stays
-                if self._on_estop_failed is not None:   # on this thread: the callback hands it to the GUI
-                    self._on_estop_failed(exc)
+    def estop_answers(self) -> list[EstopAck]:
+        """On the GUI thread: the E-stops the core acknowledged since the last call, and any it did not
+        (``error`` set), which the window reports."""
+        answers = self.estop_line.collect()
+        self.estop_acks.extend(answers)
+        return answers
 
     # ------------------------------------------------------------ letting go
     def close(self, shutdown: bool | None = None) -> None:
@@ -150,9 +141,8 @@ class CoreLink:
         shutdown = self.started_here if shutdown is None else shutdown
         run_going = _run_going(self._latest)
         self._stop.set()
-        self._estops.put(None)
         self._poller.join(2.0)
-        self._estopper.join(2.0)
+        self.estop_line.close()
         try:
             if shutdown:
                 with contextlib.suppress(Exception):   # a core that is gone already needs no asking

@@ -147,8 +147,7 @@ class Operations:
 
         def work():
             link = CoreLink.attach_or_start(address, config_path, streams=self.w.data.streams, log_path=log_path,
-                                            check=lambda: _read_rig_toml(config_path),
-                                            on_estop_failed=self._estop_failed)
+                                            check=lambda: _read_rig_toml(config_path))
             try:
                 return link, _rig_config(link.hello)
             except BaseException:
@@ -329,7 +328,7 @@ class Operations:
 
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:
-        """Latch here and hand the E-stop to the core's E-stop socket on its own thread: never waits."""
+        """Latch here and send the E-stop to the core's E-stop socket now (queued; never waits)."""
         self.estop_latched, self.estop_reason = True, reason
         if self.core is not None:
             self.core.estop(reason)
@@ -337,8 +336,16 @@ class Operations:
         self.w.log_line(f"E-STOP: {reason}")
         self._refresh_buttons()
 
-    def _estop_failed(self, exc: BaseException) -> None:  # on the E-stop thread
-        self.w.tasks.call_soon(lambda: self.w.report_error("E-STOP FAILED", exc))
+    def _estop_answers(self) -> None:
+        """The core's acknowledgements of the E-stops sent (torque off, read back), or why there was none."""
+        if self.core is None:
+            return
+        for ack in self.core.estop_answers():
+            if ack.error is not None:
+                self.w.report_error("E-STOP FAILED", f"{ack.error} (press the rig's hardware E-stop)")
+            else:
+                ms = 1e3 * ((ack.acked_s or ack.sent_s) - ack.sent_s)
+                self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms)")
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""
@@ -487,6 +494,7 @@ class Operations:
     def poll(self) -> None:
         """A few times a second: the core's status (health, recording, run, a move), the replay cursor."""
         w = self.w
+        self._estop_answers()
         if self.core is not None:
             asked_s, self.status = self.core.status_at()
             if self.core.status_error is not None:
