@@ -50,6 +50,7 @@ class Operations:
         self.estop_reason = ""
         self.trip_reason: str | None = None
         self._recording_was: str | None = None  # the file the core recorded at the last poll
+        self.reset_pending = False              # the operator acknowledged a run the core is still closing
         self.recording_request: str | None = None  # "starting" | "stopping" while the core is asked
         self._move_sent_s = math.inf           # when the core took the operator's move (its status says when over)
         p, r, rec, rp = window.protocol_panel, window.rig_panel, window.recording_panel, window.replay_panel
@@ -95,6 +96,11 @@ class Operations:
                                fault_reason=run.get("fault_reason") or error,
                                operator_needed=run.get("operator_needed"), state=run.get("state"),
                                results=[TrialResult(**r) for r in run.get("results", [])])
+
+    @property
+    def run_busy(self) -> bool:
+        """The core's run is starting, running or closing (its file, the live model): the servos are its."""
+        return ((self.status or {}).get("run") or {}).get("state") in ("starting", "running", "closing")
 
     @property
     def phase(self) -> Phase | None:
@@ -289,16 +295,20 @@ class Operations:
             self.ask("resume", "resume")
 
     def reset_run(self) -> None:
-        """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
+        """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start. A run the core is still
+        closing (its file, the live model) is acknowledged once it is over."""
         self.trip_reason = None
-        self.ask("close run", "reset")
+        if self.run_busy:
+            self.reset_pending = True
+        else:
+            self.reset_pending = False
+            self.ask("close run", "reset")
         self.show_safety()
 
     # ------------------------------------------------------------ the operator's own moves
     def operator_move(self, what: str, *args) -> None:
         """"release tendons", "return to start" or "jog" (tendon, step m), on the core's engine."""
-        if self.core is None or self.estop_latched or self.moving or (self.phase is not None
-                                                                       and self.phase not in RUN_OVER):
+        if self.core is None or self.estop_latched or self.moving or self.run_busy:
             return
         self.moving = what
         self.w.log_line(f"{what}…")
@@ -515,6 +525,8 @@ class Operations:
             w.log_line(f"recording closed: {self._recording_was}")
             self._recording_was = None
         run = self.run_status
+        if self.reset_pending and not self.run_busy:
+            self.reset_run()
         if run is not None:
             w.protocol_panel.show_status(run)
             if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched:
@@ -537,9 +549,12 @@ class Operations:
     def _refresh_buttons(self) -> None:
         w = self.w
         phase = self.phase
-        can_move = self.core is not None and not self.estop_latched and self.moving is None
+        busy = self.run_busy
+        can_move = self.core is not None and not self.estop_latched and self.moving is None and not busy
         can_start = can_move and w.protocol_panel.suite is not None and not self.starting
         w.protocol_panel.set_buttons(phase, can_start, can_move, self.has_start)
+        if busy and phase in RUN_OVER:   # the core is still closing the run: acknowledged once it is over
+            w.protocol_panel.buttons["reset"].setEnabled(False)
         if self.core is None:
             w.recording_panel.set_state("unavailable")
         elif self.recording_request is not None:   # "starting" / "stopping": the core has not answered yet
