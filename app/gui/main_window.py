@@ -18,6 +18,7 @@ choosers are non-modal), so the button is always clickable.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from pathlib import Path
@@ -56,7 +57,7 @@ from uartlab.hub import Hub, Subscription
 from uartlab.streams import Event
 
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
-POSE_EVERY = 6            # frames per pose redraw (~10 Hz: forward kinematics of two poses, scatter items)
+POSE_PERIOD_S = 0.1       # pose redraws at 10 Hz whatever the frame rate (kinematics of two poses, scatter items)
 STATUS_MS = 250           # health, recording, protocol status
 ESTOP_KEYS = {Qt.Key.Key_Escape: "Esc", Qt.Key.Key_F1: "F1"}
 LOG_LINES = 5000
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.frames = 0
         self._drawn_version = -1
         self._frame_times: deque[float] = deque(maxlen=120)
+        self._pose_drawn_s = -math.inf
         self.errors: list[str] = []     # every error reported, oldest first (bounded)
 
         self.plots = LivePlots(window_s)
@@ -257,9 +259,11 @@ class MainWindow(QMainWindow):
             self._drawn_version = self.data.version
             self.plots.refresh(self.data, self.display_now())
             self.frames += 1
-            if self.frames % POSE_EVERY == 0:
+            now = time.monotonic()
+            if now - self._pose_drawn_s >= POSE_PERIOD_S:
+                self._pose_drawn_s = now
                 self.pose.refresh(self.data)
-            self._frame_times.append(time.monotonic())
+            self._frame_times.append(now)
         except Exception as exc:  # a bad record must not stop the display loop for good
             self.report_error("display", exc)
 
