@@ -443,3 +443,39 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
     qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)
     shoot(window, "contact_trial")
     window.protocol_panel.buttons["reset"].click()
+
+
+def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, address, tmp_path):
+    """`uartlab gui --core ADDR`, as an operator starts it, attaches to the running core during a trial and
+    is killed (SIGKILL): the trial completes and its file is whole."""
+    from uartlab.app.serve.client import CoreClient
+    from uartlab.schema import EVENTS
+
+    with CoreClient(address, streams=[EVENTS]) as c:
+        events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
+        trials = ["free/FDP", "free/FDS", "free/ED"]          # long enough for a window to start on a busy PC
+        c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        gui = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui", "--core", address], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            seen: list = []
+            while not any(f"pid {gui.pid}" in e.message and "client attached" in e.message for e in seen):
+                assert gui.poll() is None and time.monotonic() < deadline, "the window never attached"
+                seen += events.drain()
+                time.sleep(0.1)
+            time.sleep(1.0)                                   # drawing the run
+            run = c.status()["run"]
+            assert run["state"] == "running", (run.get("phase"), run.get("fault_reason"), run.get("error"))
+        finally:
+            gui.kill()
+            gui.wait(10)
+        deadline = time.monotonic() + 180
+        while (run := c.status()["run"])["state"] != "over":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    assert run["phase"] == "DONE", run
+    (path,) = (tmp_path / "rec").glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete and [t["name"] for t in f.trials()] == trials
