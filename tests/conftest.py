@@ -19,6 +19,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # operator's; subprocesses the tests start inherit it. Removed when the session ends.
 os.environ["UARTLAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="uartlab-test-config-")
 atexit.register(shutil.rmtree, os.environ["UARTLAB_CONFIG_DIR"], True)
+# A rig core the tests start (`uartlab run` starts one when none answers) listens in this session's own folder,
+# never at the user's default address, where a core of the operator's (or of another test session) may run.
+os.environ["UARTLAB_CORE"] = "ipc://" + os.path.join(tempfile.mkdtemp(prefix="uartlab-test-core-"), "core")
+atexit.register(shutil.rmtree, os.path.dirname(os.environ["UARTLAB_CORE"][len("ipc://"):]), True)
 try:  # Qt's own user settings too (a QFileDialog saves its state in QtProject.conf), in this process
     from PySide6.QtCore import QSettings
 except ImportError:

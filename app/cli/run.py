@@ -109,7 +109,8 @@ def main(args: argparse.Namespace) -> int:
     live_model = not getattr(args, "no_live_model", False)
     request = {"suite": args.suite, "trials": args.trials, "repeats": args.repeats, "operator": args.operator,
                "notes": args.notes, "folder": str(folder.resolve()) if folder else None,
-               "safe_action": args.safe_action, "live_model": live_model}
+               "safe_action": args.safe_action, "live_model": live_model,
+               "title": f"uartlab {getattr(args, 'command', 'run')}"}
     if suite.text and args.suite not in BUILTIN_SUITES:   # a file: the core gets its text, named as given
         request["suite_text"] = suite.text
     if getattr(args, "params", None) and live_model:  # a whole parameter set, used as given

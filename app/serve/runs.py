@@ -13,6 +13,7 @@ starts it, waits for it to end, closes it (the file closed, the servos holding o
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -66,6 +67,7 @@ class RunRequest:
     live_model: bool = True
     params_text: str | None = None       # the live model's parameter TOML, as given
     params_source: str = ""
+    title: str = "uartlab run"           # what the run's log and messages call it: the client's command
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -122,7 +124,7 @@ class RunSlot:
             folder = Path(self.rig.config.recording.folder)
         run = Run(suite, rig=self.rig, folder=folder, session=None if folder else session,
                   operator=request.operator, notes=request.notes, safe_action=request.safe_action,
-                  live_model=request.live_model, params=params, title="uartlab rig serve")
+                  live_model=request.live_model, params=params, title=request.title)
         with self._lock:
             self.count += 1
             self.run, self.state, self.error, self.report, self.start_m = run, "starting", None, None, None
@@ -134,6 +136,7 @@ class RunSlot:
     def _work(self, run: Run, who: str) -> None:
         try:
             run.assemble()
+            log.info("rig started from %s, in the rig core (pid %d)", self.rig.config.source, os.getpid())
             # Into the run's own file (opened by assemble): who asked for this run.
             self.rig.hub.event(EventKind.OPERATOR, "core", f"run {run.suite.name!r} submitted by {who}")
             run.start()
