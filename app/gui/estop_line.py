@@ -62,7 +62,7 @@ class EstopLine:
         done = []
         while self._sender.poll(0):
             reply = wire.loads(self._sender.recv())
-            ack = self.pending.pop(reply.get("id"), None)
+            ack = self.pending.pop(int(reply.get("id") or 0), None)
             if ack is not None:
                 ack.acked_s = time.monotonic()
                 ack.error = None if reply.get("ok") else str(reply.get("error"))
