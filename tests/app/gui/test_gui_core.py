@@ -413,6 +413,7 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_win
     qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
     window.protocol_panel.buttons["abort"].click()
     qtbot.waitUntil(lambda: window.ops.phase is Phase.ABORTED, timeout=10000)
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["reset"].isEnabled(), timeout=10000)  # closed
     window.protocol_panel.buttons["reset"].click()
     qtbot.waitUntil(lambda: window.ops.phase is None, timeout=5000)
     assert window.errors == []
