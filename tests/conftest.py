@@ -51,6 +51,17 @@ def _fresh_heap_for_realtime_tests(request):
         gc.unfreeze()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _next_twin_process_loads_ahead():
+    """Dozens of rigs start a twin process each: the next one imports and loads its kernels while a test
+    runs (app/rig/twin_process.py keep_spares), so a rig start costs the twin's set-up only."""
+    from uartlab.app.rig.twin_process import keep_spares
+
+    keep_spares(True)
+    yield
+    keep_spares(False)
+
+
 @pytest.fixture(scope="session")
 def params() -> FingerParams:
     return FingerParams.uart()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
     from uartlab.drivers.ati import FTCalibration
+    from uartlab.drivers.twins.plant import Plant  # noqa: F401 - the in-process twin's plant, for the rig's types
     from uartlab.drivers.twins.rig import TwinRig
 
 FACTORIES = "uartlab.app.rig.factories"
@@ -53,8 +54,13 @@ MOCAP = {
     "real": Backend(FACTORIES, "optitrack", on_twin=False),
     "twin": Backend(FACTORIES, "optitrack_on_twin", on_twin=True),
 }
-# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started TwinRig.
-TWIN_RIG = {"twin": Backend(__name__, "start_twin_rig", on_twin=True)}
+# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started twin rig with ``bus.port``,
+# ``daq.grpc_options()``, ``motive.command_port`` and ``plant``. By default its own process, as a real rig's
+# devices are (`uartlab twin up`, app/rig/twin_process.py); in this process only when a caller asks for it.
+TWIN_RIG = {
+    "process": Backend("uartlab.app.rig.twin_process", "start_twin_process", on_twin=True),
+    "in_process": Backend(__name__, "start_twin_rig", on_twin=True),
+}
 
 FAMILIES = {"actuators": ACTUATORS, "daq": DAQ, "mocap": MOCAP}   # rig.toml's section per table
 
@@ -85,7 +91,7 @@ def open_device(family: str, config: RigConfig, twin, time_scale: float):
 
 
 def start_twin_rig(config: RigConfig) -> TwinRig:
-    """The twin rig for this config (plant, clock, bus, DAQ and Motive twins), started."""
+    """The twin rig for this config (plant, clock, bus, DAQ and Motive twins), started in this process."""
     from uartlab.drivers.twins.plant import PlantConfig
     from uartlab.drivers.twins.rig import TwinRig, TwinRigConfig
 
@@ -122,11 +128,12 @@ def twin_ft_calibration_file() -> tuple[str, str]:
 
 def preload_modules() -> None:
     """Import every module a rig start may import: each table's factories, their drivers (dynamixel_sdk,
-    nidaqmx and grpc) and the twin rig's. For a caller that must not import them on a worker thread later:
-    the window (PySide6 hooks ``__import__``; a first import of grpc/nidaqmx on a worker while the GUI thread
-    was inside Qt deadlocked)."""
+    nidaqmx and grpc), the twin process's client (zmq) and the in-process twin rig's. For a caller that must
+    not import them on a worker thread later: the window (PySide6 hooks ``__import__``; a first import of
+    grpc/nidaqmx on a worker while the GUI thread was inside Qt deadlocked)."""
     importlib.import_module(FACTORIES)
     for module in ("uartlab.drivers.mx64_bus", "uartlab.drivers.usb6210", "uartlab.drivers.mocap",
+                   "uartlab.app.rig.twin_process", "uartlab.app.rig.twin_control",
                    "uartlab.drivers.twins.daq_grpc", "uartlab.drivers.twins.dxl_bus",
                    "uartlab.drivers.twins.motive", "uartlab.drivers.twins.rig"):
         importlib.import_module(module)

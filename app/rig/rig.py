@@ -1,12 +1,14 @@
 """The rig at run time: drivers built from a RigConfig, one thread per device stream, all into one Hub.
 
-    with Rig(default_rig_config()) as rig:          # twin backends: a TwinRig on free ports, real drivers on it
+    with Rig(default_rig_config()) as rig:          # twin backends: `uartlab twin up` on free ports, real drivers on it
         sub = rig.hub.subscribe("me", {"daq"})
         rig.actuators.command(x)                    # the driver (locked: the stream thread reads it too)
         rig.health(); rig.clock_sync()
 
 Each device is built by its backend's factory from the tables in app/rig/backends.py and held by its
-family's interface (drivers/interfaces.py: Actuators, AnalogInput, Mocap).
+family's interface (drivers/interfaces.py: Actuators, AnalogInput, Mocap). Twin backends are served by a
+twin rig in its own process (app/rig/twin_process.py), as hardware would be; ``Rig(config, twin="in_process")``
+runs it in this interpreter instead (backends.TWIN_RIG's keys).
 
 What the engine, the recording session, the procedures and the GUI may use of it is ``RigLike``
 (app/run/rig_like.py); the drivers themselves (``rig.nano17``, ``rig.mocap`` ...) are the rig's own.
@@ -62,7 +64,8 @@ from uartlab.sim import FingerParams
 from uartlab.streams import EventKind, Record
 
 if TYPE_CHECKING:
-    from uartlab.app.rig.backends import TwinRig
+    from uartlab.app.rig.backends import Plant, TwinRig
+    from uartlab.app.rig.twin_process import TwinPlant, TwinProcess
     from uartlab.app.run.engine import Engine
     from uartlab.app.run.procedure import ProcedureRun
 
@@ -125,9 +128,11 @@ class _Stream:
 class Rig:
     """The live rig; satisfies ``RigLike`` (app/run/rig_like.py), which is all its users may use of it."""
 
-    def __init__(self, config: RigConfig, hub: Hub | None = None):
-        self.config, self.hub = config, hub or Hub()
-        self._twin: TwinRig | None = None
+    def __init__(self, config: RigConfig, hub: Hub | None = None, twin: str = "process"):
+        if twin not in backends.TWIN_RIG:
+            raise ValueError(f"Rig(twin={twin!r}): one of {', '.join(backends.TWIN_RIG)}")
+        self.config, self.hub, self.twin_host = config, hub or Hub(), twin
+        self._twin: TwinProcess | TwinRig | None = None
         self.engine: Engine | None = None   # the one control loop moving the servos now (the engine sets it)
         self.actuators: Actuators | None = None     # a LockedActuators: several threads share the bus
         self.daq: AnalogInput | None = None
@@ -145,7 +150,7 @@ class Rig:
         """Start the twin (if any backend is one), connect every device, then start one thread per stream."""
         try:
             if backends.any_on_twin(self.config):
-                self._twin = backends.TWIN_RIG["twin"].load()(self.config)
+                self._twin = backends.TWIN_RIG[self.twin_host].load()(self.config)
             self._open_devices()
             for stream in self._streams.values():
                 stream.thread.start()
@@ -194,7 +199,7 @@ class Rig:
         """Markers -> joint angles: the twin knows its mounting; a real rig takes the store's current mocap
         calibration (base frame, marker offsets per bone); without one there are no joint angles (None)."""
         if backends.backend_of(self.config, "mocap").on_twin:
-            plant = _opened(self._twin, "twin rig").plant
+            plant = self._twin_plant_opened()
             return JointAngleEstimator.from_mounting(plant.finger, plant.markers, plant.config.motive_from_world,
                                                      plant.config.motive_origin_m)
         return self.calibrations.mocap_estimator(_opened(self.mocap, "mocap").marker_names)
@@ -246,10 +251,16 @@ class Rig:
         return ages
 
     @property
-    def twin_plant(self):
+    def twin_plant(self) -> TwinPlant | Plant | None:
         """The twin's physics plant (None on hardware): its true values, for a calibration's truth column
         and tests; never a source of measurements."""
         return None if self._twin is None else self._twin.plant
+
+    def _twin_plant_opened(self) -> TwinPlant | Plant:
+        plant = self.twin_plant
+        if plant is None:
+            raise DeviceError("rig: the twin rig is not running (the rig has not started)")
+        return plant
 
     @property
     def places_finger_itself(self) -> bool:
@@ -260,7 +271,7 @@ class Rig:
         """Set up a trial: the twin places its finger and returns True; a real rig needs a person (False)."""
         if not self.places_finger_itself:
             return False
-        _opened(self._twin, "twin rig").plant.place(pose, surface_angle_deg)
+        self._twin_plant_opened().place(pose, surface_angle_deg)
         if self.joints is not None:
             self.joints.estimator.reset()  # the pose jumped: no warm start from the old one
         where = "free" if surface_angle_deg is None else f"surface at {surface_angle_deg:g} deg"

@@ -40,7 +40,8 @@ def _on_twin_endpoints(family: str, config: RigConfig, twin) -> RigConfig:
 
 @pytest.fixture
 def twin_rig():
-    twin = backends.TWIN_RIG["twin"].load()(default_rig_config())
+    # In this process: these tests unplug the bus and Motive twins under the drivers (bus.stop, motive.stop).
+    twin = backends.TWIN_RIG["in_process"].load()(default_rig_config())
     yield twin
     twin.stop()
 

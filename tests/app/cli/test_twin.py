@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -31,3 +32,31 @@ def test_twin_up_prints_where_each_twin_listens_and_stops_on_ctrl_c():
 def test_bad_speed_is_one_clear_error():
     proc = subprocess.run([*CMD, "--speed", "0"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--speed: must be > 0" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_twin_up_json_is_one_line_of_endpoints_for_a_parent_then_the_control_channel_answers():
+    from uartlab.app.rig.twin_control import TwinControl
+
+    proc = subprocess.Popen([*CMD, "--json", "--duration", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        endpoints = json.loads(proc.stdout.readline())
+        assert set(endpoints) == {"pid", "bus_port", "dxl_protocol", "servo_ids", "daq_address", "daq_device",
+                                  "natnet_address", "natnet_command_port", "natnet_data_port", "control"}
+        assert endpoints["pid"] == proc.pid and endpoints["bus_port"].startswith("/dev/pts/")
+        control = TwinControl(endpoints["control"])
+        assert control.call("ping") == "pong" and len(control.call("servos")) == 6
+        control.close()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and out == "" and "twin rig stopped." in err   # stdout: the one line only
+
+
+def test_a_spare_given_no_argument_list_is_one_clear_error():
+    proc = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "twin", "spare"], input="--speed 2\n",
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("uartlab twin spare: stdin must be one JSON list of `twin up` arguments, "
+                                   "got '--speed 2\\n'")

@@ -192,7 +192,7 @@ def test_hanging_weights_prompt_in_order_and_a_pot_that_does_not_move_is_refused
 def _assert_holding(rig, plant):
     """Torque on, and the servos stay where they stopped (goal = the position when held; a servo still
     moving then brakes on its profile, up to ~4 mm at full speed, and comes back to it)."""
-    assert all(s.torque_on for s in plant.servos)
+    assert all(s.torque_enabled for s in plant.servo_states())
     time.sleep(0.5 / float(SPEED))
     first = rig.actuators.read().excursion_m
     time.sleep(0.2)
@@ -217,4 +217,4 @@ def test_a_servo_fault_mid_procedure_ends_it_with_torque_off_and_nothing_written
         rig_runs.run_sea(rig, ("FDP",), loads_N=np.array([3.0]), reference=lambda t: reference_that_faults_a_servo,
                          say=said.append)
     assert "torque off" in said[-1] and "nothing written" in said[-1]
-    assert not any(s.torque_on for s in plant.servos)
+    assert not any(s.torque_enabled for s in plant.servo_states())

@@ -38,7 +38,7 @@ def pot_reader(rig, i: int):
 
 
 def test_sea_calibration_through_the_drivers_recovers_the_twins_pot(rig):
-    plant = rig._twin.plant
+    plant = rig.twin_plant
     reference = lambda: float(plant.state()[12 + FDP])   # noqa: E731 - the twin's in-line load cell
     data = collect_sea_on_rig(rig.actuators, "FDP", pot_reader(rig, FDP), reference, load_schedule(3.0, 4),
                               settle_s=0.2, step_s=0.05)

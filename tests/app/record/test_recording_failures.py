@@ -64,11 +64,11 @@ def twin_rig(speed: float = 1.0):
 
 
 def servo_goals(rig) -> np.ndarray:
-    return np.array([s.goal for s in rig._twin.plant.servos])
+    return np.array([s.goal_rad for s in rig.twin_plant.servo_states()])
 
 
 def torque_on(rig) -> list[bool]:
-    return [rig._twin.plant.servo_state(i).torque_enabled for i in range(6)]
+    return [rig.twin_plant.servo_state(i).torque_enabled for i in range(6)]
 
 
 @pytest.fixture

@@ -122,6 +122,6 @@ def test_a_dead_daq_is_a_fault_event_and_the_other_streams_go_on():
         assert streams.count("actuators") >= 50 and streams.count("mocap") >= 50 and "daq" not in streams
         assert health["actuators"].state == health["mocap"].state == "streaming"
         rig.actuators.enable()                         # torque on, so stop() has something to turn off
-        assert wait_for(lambda: all(rig._twin.plant.servo_state(i).torque_enabled for i in range(6)))
-    assert not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))
+        assert wait_for(lambda: all(rig.twin_plant.servo_state(i).torque_enabled for i in range(6)))
+    assert not any(rig.twin_plant.servo_state(i).torque_enabled for i in range(6))
     assert {h.state for h in rig.health().values()} == {"stopped", "failed"}

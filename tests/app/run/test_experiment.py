@@ -57,7 +57,7 @@ def runner_records(sub) -> Record:
 
 
 def servo_goals(rig) -> np.ndarray:
-    return np.array([s.goal for s in rig._twin.plant.servos])
+    return np.array([s.goal_rad for s in rig.twin_plant.servo_states()])
 
 
 def assert_tripped_on_the_tick_that_saw_it(runner: Record, saw: np.ndarray) -> int:
@@ -140,7 +140,7 @@ def test_pause_holds_resume_reruns_the_trial_abort_holds(tmp_path):
             time.sleep(0.3)
             assert exp.status().phase == "ABORTED" and exp.wait(0)
             assert np.array_equal(servo_goals(rig), held)
-            assert all(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))  # hold, not torque off
+            assert all(rig.twin_plant.servo_state(i).torque_enabled for i in range(6))  # hold, not torque off
         session.close()
         runner = runner_records(sub)
     phases = [PHASES[p].name for p in runner.data["phase"]]
@@ -157,11 +157,11 @@ def test_estop_turns_torque_off_at_once_and_latches():
         exp.estop("E-stop pressed in the test")
         # The torque-off sync write is on the wire when estop() returns; the servos act on it within the bus
         # turnaround (the twin's servos poll their pty every 2 ms).
-        assert wait_for(lambda: not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6)), 0.2)
+        assert wait_for(lambda: not any(rig.twin_plant.servo_state(i).torque_enabled for i in range(6)), 0.2)
         time.sleep(0.3)
         status = exp.status()
         assert status.phase == "FAULT" and status.fault_reason == "E-stop pressed in the test"
-        assert not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))
+        assert not any(rig.twin_plant.servo_state(i).torque_enabled for i in range(6))
         kinds = [e.kind for e in rig.hub.recent_events()]
         assert "estop" in kinds and "trip" in kinds
 
@@ -185,7 +185,7 @@ def test_preflight_refuses_a_rig_that_is_not_streaming_and_moves_nothing():
         with pytest.raises(PreflightError, match="USB-6210"):
             exp.start(preflight_timeout_s=0.5)
         exp.close()
-        assert not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))
+        assert not any(rig.twin_plant.servo_state(i).torque_enabled for i in range(6))
 
 
 # ------------------------------------------------------------------ interlocks
@@ -214,7 +214,7 @@ def test_a_servo_overload_trips_on_the_tick_that_sees_it():
         with Experiment(rig, one_pull()) as exp:
             exp.start()
             assert wait_for(lambda: exp.status().phase == "ACTUATE", 10)
-            rig._twin.plant.inject_overload(3)                  # DI
+            rig.twin_plant.inject_overload(3)                  # DI
             assert exp.wait(5)
             assert "DI" in exp.status().fault_reason
         runner = runner_records(sub)
@@ -248,7 +248,7 @@ def test_a_stalled_stream_trips_on_the_tick_that_sees_it_stale(stream):
     # The pull went on until the trip (the stream was not yet stale); after it the goals stay where the trip
     # left them, and the travel up to then is within the pull's own (15 mm on the spool): no runaway.
     np.testing.assert_allclose(after, at_trip)
-    pull_rad = 0.015 / rig._twin.plant.config.seas[0].spool_radius_m
+    pull_rad = 0.015 / rig.twin_plant.config.seas[0].spool_radius_m
     assert np.abs(at_trip - goals).max() <= pull_rad
 
 
@@ -273,7 +273,7 @@ def test_a_missing_calibration_refuses_the_run_and_a_stale_one_is_said_and_recor
     with _rig_with_store(store) as rig, Experiment(rig, one_pull()) as exp:
         with pytest.raises(PreflightError, match="sea: no current calibration"):
             exp.start(preflight_timeout_s=0.5)
-        assert not any(rig._twin.plant.servo_state(i).torque_enabled for i in range(6))
+        assert not any(rig.twin_plant.servo_state(i).torque_enabled for i in range(6))
     # The twin's true SEA constants, stored a month ago: the rig converts with them, the run warns.
     from uartlab.drivers.twins.plant import Plant
     plant = Plant()
@@ -294,7 +294,7 @@ def test_a_missing_calibration_refuses_the_run_and_a_stale_one_is_said_and_recor
             assert any(w.startswith("sea:") and "old" in w for w in exp.warnings)
             assert wait_for(lambda: exp.status().phase == "ACTUATE", 10)
             forces = exp.latest.tendon_force_N
-            truth = rig._twin.plant.state()[12:18]
+            truth = rig.twin_plant.state()[12:18]
             assert np.allclose(forces, truth, atol=0.1)        # the stored fit converts the pots
             exp.abort()
         session.close()
