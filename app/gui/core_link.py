@@ -38,6 +38,7 @@ STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health 
 START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
 PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
+STATUS_TIMEOUT_S = 2.0     # a status the core has not answered by then is stale: the poller asks again
 VIEWER_QUEUE = 10_000      # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 
 
@@ -52,6 +53,11 @@ class CoreLink:
         self._asked_s = -math.inf
         self._status_error: str | None = None
         self._stop = threading.Event()
+        # The client's sockets are used by the poller and the window's worker threads; ZeroMQ sockets must not
+        # be closed while another thread is in them, so ``close`` waits for every request under way first.
+        self._requests = threading.Condition()
+        self._in_flight = 0
+        self._closing = False
         self.estop_line = EstopLine(client.ends.estop, client.who)
         self.estop_acks: deque[EstopAck] = deque(maxlen=100)   # answered (or overdue) E-stops, newest last
         self._poller = threading.Thread(target=self._poll, name="gui-core-status", daemon=True)
@@ -95,9 +101,19 @@ class CoreLink:
         return self.client.hub
 
     # ------------------------------------------------------------ asking
-    def request(self, op: str, **args) -> Any:
+    def request(self, op: str, timeout_s: float | None = None, **args) -> Any:
         """Ask the core (blocking: worker threads only). The core's refusal is raised as its sentence."""
-        return self.client.request(op, **args)
+        with self._requests:
+            if self._closing:
+                raise RuntimeError(f"{op}: the window has let go of the rig core")
+            self._in_flight += 1
+        try:
+            timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
+            return self.client.request(op, **timeout, **args)
+        finally:
+            with self._requests:
+                self._in_flight -= 1
+                self._requests.notify_all()
 
     def status(self) -> dict | None:
         """The newest status the poller got (None before the first, or after the core stopped answering)."""
@@ -117,7 +133,7 @@ class CoreLink:
         while not self._stop.wait(STATUS_PERIOD_S):
             asked = time.monotonic()
             try:
-                self._latest, self._status_error = self.request("status"), None
+                self._latest, self._status_error = self.request("status", STATUS_TIMEOUT_S), None
                 self._asked_s = asked
             except Exception as exc:  # noqa: BLE001 - shown by the window; the poller goes on
                 self._latest, self._status_error = None, str(exc) or type(exc).__name__
@@ -141,13 +157,16 @@ class CoreLink:
         shutdown = self.started_here if shutdown is None else shutdown
         run_going = _run_going(self._latest)
         self._stop.set()
-        self._poller.join(2.0)
+        self._poller.join()            # within one status request (STATUS_TIMEOUT_S)
         self.estop_line.close()
         try:
             if shutdown:
                 with contextlib.suppress(Exception):   # a core that is gone already needs no asking
                     self.request("shutdown", after_run=True)
         finally:
+            with self._requests:       # requests of the window's workers end within their own timeout
+                self._closing = True
+                self._requests.wait_for(lambda: self._in_flight == 0)
             self.viewer.close()
             self.client.close()
             if self.process is not None and shutdown and not run_going:   # else it exits after its run

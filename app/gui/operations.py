@@ -572,6 +572,7 @@ class Operations:
         finally:
             self._close_replay()
             self.w.tasks.join(10.0)
+            self.w.tasks.stop()
 
 
 def _rig_config(hello: dict):

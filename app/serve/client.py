@@ -246,9 +246,12 @@ class CoreClient:
 
     # ------------------------------------------------------------ the end
     def close(self) -> None:
+        """The mirror thread ends first (it sees the stop within one 100 ms poll): destroying the context closes
+        every socket, and a ZeroMQ socket closed while another thread is in it crashes the process. Callers of
+        ``request`` on other threads must have returned (CoreClient's users own those threads)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=2)
+            self._thread.join()
         self._context.destroy(linger=0)
 
     def __enter__(self) -> CoreClient:

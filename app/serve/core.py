@@ -200,7 +200,7 @@ class RigCore:
         specs = [wire.spec_to_dict(s) for s in rig.hub.specs.values()]
         return {"pid": os.getpid(), "base": self.ends.base, "specs": specs,
                 "config_text": config_text, "config_source": str(rig.config.source),
-                "time_scale": rig.time_scale, "status": self.status()}
+                "time_scale": rig.time_scale, "twin_control": rig.twin_control, "status": self.status()}
 
     def _snapshot(self, args: dict, who: str) -> Reply:
         """The description, and the last ~30 s of every stream and the recent events, as history frames."""

@@ -1,9 +1,10 @@
 """The operator window as a client of the rig core (app/serve/), offscreen (pytest-qt), on the twin rig.
 
-Two kinds of core: a `uartlab rig serve` process (the window's own child, or one the test started as an
-operator would), for what crosses processes (a window closed mid-trial, a window attached mid-run); and a
-``RigCore`` hosted in the test process, with the same sockets and code, where a test needs the twin's truth
-or injects a fault (its plant and devices are reachable here). Screenshots go to tests/screenshots/.
+The core is always another process, as at the rig: `uartlab rig serve` started by the window itself, or by
+the test as an operator would before opening the window. Where a test needs the twin's truth (the servos'
+torque, the plant's tendon forces) or injects a fault (the USB-6210 unplugged), it uses the control channel
+of the twin rig that core started (`uartlab twin up`, a process of its own; app/rig/twin_control.py), whose
+endpoint the core names in its hello. Screenshots go to tests/screenshots/.
 """
 
 from __future__ import annotations
@@ -70,17 +71,6 @@ def make_window(qtbot, tmp_path, address):
 
 
 @pytest.fixture
-def core_here(address):
-    """A rig core on the twin rig, hosted in this process: the twin's plant and devices are reachable."""
-    from uartlab.app.rig.config import default_rig_config
-    from uartlab.app.serve.core import RigCore
-
-    core = RigCore(default_rig_config(), address).start()
-    yield core
-    core.close("test over")
-
-
-@pytest.fixture
 def core_process(address, tmp_path):
     """`uartlab rig serve` as an operator starts it, before any window."""
     log = open(tmp_path / "core.log", "wb")  # noqa: SIM115 - closed below
@@ -97,6 +87,51 @@ def core_process(address, tmp_path):
         proc.terminate()
         proc.wait(30)
     log.close()
+
+
+@pytest.fixture
+def twin(core_process, address):
+    """The control channel of the twin rig the core runs on (its own `uartlab twin up` process)."""
+    from uartlab.app.rig.twin_control import TwinControl
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        endpoint = c.hello["twin_control"]
+    assert endpoint, "the core's rig has no twin process"
+    control = TwinControl(endpoint)
+    yield control
+    control.close()
+
+
+def torque_on(twin) -> list[bool]:
+    """Torque Enable of the six servos, as the twin's servos hold it."""
+    return [s.torque_enabled for s in twin.call("servos")]
+
+
+def newest_excursion_m(address: str, timeout_s: float = 5.0) -> np.ndarray:
+    """The newest measured tendon excursions (m) on the core's actuators stream."""
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, streams=["actuators"]) as c:
+        sub = c.hub.subscribe("test-actuators", {"actuators"}, maxsize=1000)
+        deadline = time.monotonic() + timeout_s
+        while not (records := [r for r in sub.drain() if getattr(r, "stream", None) == "actuators" and len(r)]):
+            assert time.monotonic() < deadline, "no actuators record from the core"
+            time.sleep(0.02)
+        sub.close()
+    return np.asarray(records[-1].data["excursion_m"][-1], dtype=float)
+
+
+def hold_with_torque_on(qtbot, window, twin) -> None:
+    """A 1 mm jog of FDS from the window: the core's engine leaves every servo holding, torque on."""
+    panel = window.protocol_panel
+    qtbot.waitUntil(lambda: panel.buttons["jog_in"].isEnabled(), timeout=5000)
+    panel.jog_tendon.setCurrentText("FDS")
+    panel.jog_step_mm.setValue(1.0)
+    panel.buttons["jog_in"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
+    assert window.errors == []
+    qtbot.waitUntil(lambda: all(torque_on(twin)), timeout=3000)
 
 
 def connect(qtbot, window) -> None:
@@ -265,13 +300,13 @@ def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot,
     assert run_state(address)["run"]["phase"] == "DONE"
 
 
-def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, make_window, core_here):
+def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, make_window, twin):
     window = make_window()
     connect(qtbot, window)
     choose_one_trial(window, record=False)
     window.protocol_panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase in (Phase.PRETENSION, Phase.ACTUATE), timeout=30000)
-    core_here.rig._twin.daq.stop()                       # the USB-6210 goes away mid-run
+    twin.call("daq_stop")                                # the USB-6210 goes away mid-run
     qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
     text = window.interlock_label.text()
     assert "USB-6210" in text and "cable" in text and "OK" not in text
@@ -281,17 +316,18 @@ def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot
     shoot(window, "device_failed")
 
 
-def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, core_here):
+def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, twin,
+                                                                              address):
     window = make_window()
     connect(qtbot, window)
-    plant, rig = core_here.rig.twin_plant, core_here.rig
     panel = window.protocol_panel
     choose_one_trial(window, record=False)
+    start = newest_excursion_m(address)                 # the servos are off: where the run will start
     panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
     qtbot.wait(1500)                                    # FDP well into its pull
     qtbot.keyClick(window, Qt.Key.Key_F1)
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
     window.on_status()
     assert not panel.buttons["release"].isEnabled()     # latched: nothing moves until the E-stop is reset
     qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
@@ -302,26 +338,25 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
     assert any("tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines()), window.errors
     assert window.errors == []
-    assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
+    assert np.nanmax(twin.call("plant_state")[12:18]) < 0.2   # nothing carries load
     qtbot.waitUntil(lambda: panel.buttons["return"].isEnabled(), timeout=5000)
     panel.buttons["return"].click()
     qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
     assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
         window.errors
-    start = core_here.runs.start_m
-    np.testing.assert_allclose(rig.actuators.read().excursion_m, start, atol=1e-3)
-    excursions = rig.actuators.read().excursion_m
+    excursions = newest_excursion_m(address)
+    np.testing.assert_allclose(excursions, start, atol=1e-3)
     qtbot.waitUntil(lambda: panel.buttons["jog_in"].isEnabled(), timeout=5000)
     panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the core's engine too
     panel.jog_step_mm.setValue(2.0)
     panel.buttons["jog_in"].click()
     qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
-    moved = rig.actuators.read().excursion_m - excursions
+    moved = newest_excursion_m(address) - excursions
     assert moved[1] == pytest.approx(0.002, abs=5e-4) and np.all(np.abs(np.delete(moved, 1)) < 5e-4)
     assert window.errors == []
 
 
-def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_here):
+def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_process, twin):
     window = make_window()
     connect(qtbot, window)
     qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
@@ -338,11 +373,9 @@ def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_here):
     qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
     with SessionFile(path) as f:
         assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
-    plant = core_here.rig.twin_plant
-    core_here.rig.actuators.enable()  # torque on, holding: the E-stop must take it off
-    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    hold_with_torque_on(qtbot, window, twin)   # the E-stop must take it off
     qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
     assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()
     window.ops.choose_suite("free_motion")
     assert not window.protocol_panel.buttons["start"].isEnabled()  # latched: no run may start
@@ -353,20 +386,18 @@ def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_here):
     qtbot.waitUntil(lambda: window.protocol_panel.buttons["start"].isEnabled(), timeout=5000)
     window.rig_panel.disconnect_button.click()    # a core that was running before stays
     qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-    assert core_here.runs is not None and not core_here.wait(0)
+    assert core_process.poll() is None and run_state(window.core_address)["uptime_s"] > 0
     assert window.errors == []
 
 
-def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, core_here):
+def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, twin):
     """Nothing on screen takes the E-stop away: a notification showing, a file chooser open and focused."""
     from PySide6.QtWidgets import QFileDialog
 
     window = make_window()
     connect(qtbot, window)
     qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=5000)
-    plant = core_here.rig.twin_plant
-    core_here.rig.actuators.enable()
-    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    hold_with_torque_on(qtbot, window, twin)
     window.report_error("recording", "the disk is full")
     assert window.notifications.isVisible()
     (shown,) = window.notifications.visible_texts()
@@ -378,7 +409,7 @@ def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, cor
     chooser.activateWindow()
     qtbot.keyClick(chooser.focusWidget() or chooser, Qt.Key.Key_Escape)
     assert window.ops.estop_latched        # latched in the key's own handler, not a tick later
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
     assert chooser.isVisible()             # the key was the E-stop's, not the chooser's "cancel"
     shoot(window, "estop_over_notification")
     chooser.close()
@@ -389,7 +420,7 @@ def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, cor
     window.estop_reset.click()
 
 
-def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_window, core_here, tmp_path):
+def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_window, core_process, tmp_path):
     from uartlab.app.gui import bench
     from uartlab.app.record.writer import SessionRecorder
 
@@ -419,21 +450,24 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_win
     assert window.errors == []
 
 
-def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, make_window, core_here):
+def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, make_window, core_process,
+                                                                              address):
     """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
     Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
     the real core, the real live model and the real drivers."""
     window = make_window()
     connect(qtbot, window)
     choose_one_trial(window, "surface_contact", row=0, record=False)   # contact/Hook/FDP+ED@45deg
-    model = core_here.rig.hub.subscribe("test-model", {"model"}, maxsize=100_000)
-    try:
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, streams=["model"]) as c:    # every model record the core publishes during the run
+        model = c.hub.subscribe("test-model", {"model"}, maxsize=100_000)
         window.protocol_panel.buttons["start"].click()
         qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=30000)
         qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
         assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
-        records = model.drain()
-    finally:
+        qtbot.wait(500)                                  # the last records on their way
+        records = [r for r in model.drain() if getattr(r, "stream", None) == "model"]
         model.close()
     measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
     predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
@@ -454,7 +488,8 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
 
     with CoreClient(address, streams=[EVENTS]) as c:
         events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
-        trials = ["free/FDP", "free/FDS", "free/ED"]          # long enough for a window to start on a busy PC
+        trials = ["free/ED", "free/FDP", "free/FDS"]          # in the suite's order, which a run keeps; long enough
+                                                              # for a window to start on a busy PC
         c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
         gui = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui", "--core", address], env=env,
