@@ -511,7 +511,7 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
         while (run := c.status()["run"])["state"] != "over":
             assert time.monotonic() < deadline
             time.sleep(0.2)
-    assert run["phase"] == "DONE", run
+    assert run["phase"] == "DONE", (run.get("fault_reason"), run.get("error"))
     (path,) = (tmp_path / "rec").glob("session_*.h5")
     with SessionFile(path) as f:
         assert f.complete and [t["name"] for t in f.trials()] == trials
