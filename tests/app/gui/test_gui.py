@@ -6,7 +6,6 @@ main view go to tests/screenshots/ (or $UARTLAB_SCREENSHOTS).
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.realtime
+pytestmark = [pytest.mark.realtime, pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread")]
 
 pytest.importorskip("pytestqt")
 
@@ -45,15 +44,6 @@ def window(qtbot, settings, tmp_path):
     qtbot.waitExposed(w)
     yield w
     w.close()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def collect_qt_garbage_on_the_gui_thread():
-    """The windows collect garbage on the GUI thread (automatic GC off); when this module is done, collect
-    what is left here, on the main thread, before later tests' threads could, then give GC back."""
-    yield
-    gc.collect()
-    gc.enable()
 
 
 def shoot(widget, name: str) -> Path:
