@@ -63,6 +63,16 @@ def _next_twin_process_loads_ahead():
     keep_spares(False)
 
 
+@pytest.fixture(scope="module")
+def collect_qt_garbage_on_the_gui_thread():
+    """A module of window tests: the windows collect garbage on the GUI thread (pyqtgraph's GarbageCollector
+    turns automatic GC off for the whole process); when the module is done, collect what is left here, on
+    the main thread, before later tests' threads could, then give GC back."""
+    yield
+    gc.collect()
+    gc.enable()
+
+
 @pytest.fixture(scope="session")
 def params() -> FingerParams:
     return FingerParams.uart()

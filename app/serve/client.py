@@ -250,12 +250,15 @@ class CoreClient:
 
     # ------------------------------------------------------------ the end
     def stop_mirror(self) -> None:
-        """No more data from the core into the local hub (what it has stays); requests and pushes go on."""
+        """No more data from the core into the local hub (what it has stays); requests and pushes go on. The
+        mirror thread sees the stop within one 100 ms poll and is waited for: destroying the context closes
+        every socket, and a ZeroMQ socket closed while another thread is in it crashes the process."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=2)
+            self._thread.join()
 
     def close(self) -> None:
+        """Callers of ``request`` on other threads must have returned (CoreClient's users own those threads)."""
         self.stop_mirror()
         if self._push is not None:   # the model's last records and its final report still reach the core
             self._push.close(linger=PUSH_LINGER_MS)

@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -203,7 +204,7 @@ class RigCore:
         specs = [wire.spec_to_dict(s) for s in rig.hub.specs.values()]
         return {"pid": os.getpid(), "base": self.ends.base, "specs": specs,
                 "config_text": config_text, "config_source": str(rig.config.source),
-                "time_scale": rig.time_scale, "status": self.status()}
+                "time_scale": rig.time_scale, "twin_control": rig.twin_control, "status": self.status()}
 
     def _snapshot(self, args: dict, who: str) -> Reply:
         """The description, and the last ~30 s of every stream and the recent events, as history frames."""
@@ -221,11 +222,27 @@ class RigCore:
     def status(self) -> dict:
         rig = self._rig
         engine = rig.engine
+        health = rig.health()
         return {"run": self._slot.status(), "recording": getattr(self.recording, "path", None),
                 "moving": self.moving, "last_move": self.last_move, "estop": self.estop_reason,
                 "engine": engine.describe() if engine is not None else None,
-                "health": {name: h.state for name, h in rig.health().items()},
+                "health": {name: h.state for name, h in health.items()},
+                "devices": {name: asdict(h) for name, h in health.items()},   # the window's Rig panel
+                "session": self._session_status(), "has_start": self._slot.start_m is not None,
                 "uptime_s": time.monotonic() - self.started_s}
+
+    def _session_status(self) -> dict | None:
+        """The open session file (the operator's recording, else the run's own), as the window's Recording
+        panel shows it: path, seconds recorded, samples flushed per stream, drops per consumer."""
+        run = self._slot.run
+        session = self.recording or (run.session if run is not None and self._slot.busy else None)
+        if session is None:
+            return None
+        rec = session.recorder
+        spans = list(rec.flushed_span_s.values())
+        elapsed_s = max(s[1] for s in spans) - min(s[0] for s in spans) if spans else 0.0
+        return {"path": str(session.path), "elapsed_s": elapsed_s, "samples": dict(rec.flushed),
+                "drops": {**self._rig.hub.drop_counts(), "file writer": dict(rec.dropped)}}
 
     def _run(self, args: dict, who: str) -> dict:
         request = RunRequest.from_args(args)
@@ -301,5 +318,13 @@ class RigCore:
         return {"moving": what}
 
     def _shutdown(self, args: dict, who: str) -> None:
-        threading.Thread(target=self.close, args=(f"shutdown requested by {who}",), name="core-shutdown",
-                         daemon=True).start()
+        """``after_run``: a run going completes first (a window that started this core and lets go of it)."""
+        why = f"shutdown requested by {who}"
+
+        def work() -> None:
+            if args.get("after_run"):
+                while self.runs is not None and self.runs.busy:
+                    time.sleep(0.2)
+            self.close(why)
+
+        threading.Thread(target=work, name="core-shutdown", daemon=True).start()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +225,8 @@ class RunSlot:
             out.update(phase=str(status.phase), trial_index=status.trial_index, n_trials=status.n_trials,
                        trial_name=status.trial_name, repeat=status.repeat, progress=status.progress,
                        message=status.message, fault_reason=status.fault_reason,
-                       over=status.phase in RUN_OVER, operator_needed=self._operator_needed())
+                       over=status.phase in RUN_OVER, operator_needed=self._operator_needed(),
+                       results=[asdict(r) for r in status.results])
         if self.error is not None:
             out["error"] = {"text": " ".join(str(self.error).split()) or type(self.error).__name__,
                             "kind": error_kind(self.error)}
