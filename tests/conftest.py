@@ -8,6 +8,7 @@ import gc
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,13 +64,27 @@ def _next_twin_process_loads_ahead():
     keep_spares(False)
 
 
-@pytest.fixture(scope="module")
-def collect_qt_garbage_on_the_gui_thread():
-    """A module of window tests: the windows collect garbage on the GUI thread (pyqtgraph's GarbageCollector
-    turns automatic GC off for the whole process); when the module is done, collect what is left here, on
-    the main thread, before later tests' threads could, then give GC back."""
+@pytest.fixture(scope="module", autouse=True)
+def _no_window_outlives_its_module():
+    """After a module that opened windows: every top-level widget closed and deleted, the deletions run,
+    and what is left collected here, on the GUI thread, before later tests' threads could (a Qt object
+    destroyed on another thread while the GUI thread processes events crashes the process); then automatic
+    GC back on (the windows' pyqtgraph GarbageCollector turns it off for the whole process)."""
     yield
-    gc.collect()
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    app = widgets.QApplication.instance() if widgets is not None else None
+    if app is None:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    for widget in app.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    for _ in range(3):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        app.processEvents()
+        if gc.collect() == 0:
+            break
     gc.enable()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.realtime, pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread")]
+pytestmark = [pytest.mark.realtime]
 
 pytest.importorskip("pytestqt")
 

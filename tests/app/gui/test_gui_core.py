@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.realtime, pytest.mark.slow, pytest.mark.usefixtures("collect_qt_garbage_on_the_gui_thread")]
+pytestmark = [pytest.mark.realtime, pytest.mark.slow]
 
 pytest.importorskip("pytestqt")
 pytest.importorskip("zmq")
