@@ -443,7 +443,8 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_win
     assert window.ops.replay is None and window.source.startswith("live")
     qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
     window.protocol_panel.buttons["abort"].click()
-    qtbot.waitUntil(lambda: window.ops.phase is Phase.ABORTED, timeout=10000)
+    # The one short trial may have ended before the click reached the core: over either way.
+    qtbot.waitUntil(lambda: window.ops.phase in (Phase.ABORTED, Phase.DONE), timeout=10000)
     qtbot.waitUntil(lambda: window.protocol_panel.buttons["reset"].isEnabled(), timeout=10000)  # closed
     window.protocol_panel.buttons["reset"].click()
     qtbot.waitUntil(lambda: window.ops.phase is None, timeout=5000)
