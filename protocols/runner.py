@@ -214,6 +214,11 @@ class Runner(LatchingRunner):
         return self.plan[self._index] if self._index < len(self.plan) else None
 
     @property
+    def awaiting_setup(self) -> bool:
+        """PAUSED until a person sets the finger up for the next trial (``resume()`` once they have)."""
+        return self._awaiting_setup
+
+    @property
     def index(self) -> int:
         return self._index
 

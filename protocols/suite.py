@@ -429,3 +429,28 @@ def key_line(text: str, key: str) -> int | None:
     inner = re.compile(rf"\b{re.escape(tail.split('.')[0])}\s*=").search(body, pos, close) if tail else None
     at = inner.start() if inner else pos
     return key_at + 1 + body.count("\n", 0, at)
+
+
+def select_trials(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite:
+    """The suite narrowed to some trials and/or another repeat count (the file's text and hash stay); what
+    `uartlab run --trial/--repeats` and a core's run request ask for."""
+    chosen = suite.trials
+    if trials:
+        names = [t.name for t in suite.trials]
+        unknown = [t for t in trials if t not in names]
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0].lower(), [n.lower() for n in names], n=1, cutoff=0.6)
+            hint = next((f"; did you mean {n}?" for n in names if close and n.lower() == close[0]), "")
+            raise ConfigError(f"--trial: {suite.source} has no trial named {', '.join(map(repr, unknown))}{hint} "
+                              f"(the suite has {', '.join(names)})")
+        chosen = tuple(t for t in suite.trials if t.name in trials)
+    if repeats is not None:
+        if repeats < 1:
+            raise ConfigError(f"--repeats must be at least 1, got {repeats}")
+        chosen = tuple(replace(t, repeats=repeats) for t in chosen)
+        # More repeats of a trial that does not return start each where the last left the tendon.
+        if overruns := excursion_overruns(chosen, suite.limits):
+            raise ConfigError(f"{suite.source}: with --repeats {repeats}: {overruns[0].reason}")
+    return replace(suite, trials=chosen)

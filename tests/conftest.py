@@ -8,6 +8,7 @@ import gc
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +21,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # operator's; subprocesses the tests start inherit it. Removed when the session ends.
 os.environ["UARTLAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="uartlab-test-config-")
 atexit.register(shutil.rmtree, os.environ["UARTLAB_CONFIG_DIR"], True)
+# A rig core the tests start (`uartlab run` starts one when none answers) listens in this session's own folder,
+# never at the user's default address, where a core of the operator's (or of another test session) may run.
+os.environ["UARTLAB_CORE"] = "ipc://" + os.path.join(tempfile.mkdtemp(prefix="uartlab-test-core-"), "core")
+atexit.register(shutil.rmtree, os.path.dirname(os.environ["UARTLAB_CORE"][len("ipc://"):]), True)
 try:  # Qt's own user settings too (a QFileDialog saves its state in QtProject.conf), in this process
     from PySide6.QtCore import QSettings
 except ImportError:
@@ -57,6 +62,30 @@ def _next_twin_process_loads_ahead():
     keep_spares(True)
     yield
     keep_spares(False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_window_outlives_its_module():
+    """After a module that opened windows: every top-level widget closed and deleted, the deletions run,
+    and what is left collected here, on the GUI thread, before later tests' threads could (a Qt object
+    destroyed on another thread while the GUI thread processes events crashes the process); then automatic
+    GC back on (the windows' pyqtgraph GarbageCollector turns it off for the whole process)."""
+    yield
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    app = widgets.QApplication.instance() if widgets is not None else None
+    if app is None:
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    for widget in app.topLevelWidgets():
+        widget.close()
+        widget.deleteLater()
+    for _ in range(3):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        app.processEvents()
+        if gc.collect() == 0:
+            break
+    gc.enable()
 
 
 @pytest.fixture(scope="session")

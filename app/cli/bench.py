@@ -42,6 +42,11 @@ def add_parser(sub) -> None:
     bench_gui.add_argument("--mocap-rate", type=positive_float, default=240.0, help="mocap frames per second (100-240)")
     bench_gui.add_argument("--hours", type=positive_float, default=1.0, help="simulated streaming for the memory check")
     bench_gui.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_gui.add_argument("--live", action="store_true",
+                           help="instead: the real window attached to a rig core on the twin rig during a real trial")
+    bench_gui.add_argument("--suite", default="free_motion", help="--live: the suite whose trial runs")
+    bench_gui.add_argument("--trial", default="free/FDP", help="--live: the trial (default free/FDP)")
+    bench_gui.add_argument("--core", metavar="ADDR", help="--live: a running core to attach to (default: start one)")
     bench_gui.set_defaults(run=_bench("uartlab.app.gui.bench", needs="gui"))
     bench_loop = bench_sub.add_parser("loop", help="control-loop timing and DAQ-sample-to-tick latency, each "
                                       "configuration in its own process; the highest sustained rate")

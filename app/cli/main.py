@@ -29,7 +29,8 @@ from uartlab.errors import (
 # after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
 # nothing heavy at module level - no numpy, numba, scipy, h5py, Qt, gRPC - and a command's own modules load
 # when it runs (tests/app/cli/test_cli_startup.py checks; `uartlab bench cli` measures).
-COMMAND_MODULES = ("doctor", "calibrate", "sim", "twin", "record", "run", "gui", "verify", "replay", "compare", "bench")
+COMMAND_MODULES = ("doctor", "calibrate", "sim", "twin", "rig", "record", "run", "estop", "gui", "verify", "replay",
+                   "compare", "bench")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -100,7 +101,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _command_name(args: argparse.Namespace) -> str:
     words = ["uartlab", args.command]
-    for key in ("sim_command", "bench", "twin_command", "procedure"):
+    for key in ("sim_command", "bench", "twin_command", "rig_command", "procedure"):
         if getattr(args, key, None):
             words.append(getattr(args, key))
     return " ".join(words)

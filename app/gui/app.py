@@ -1,7 +1,9 @@
-"""`uartlab gui [--rig rig.toml] [--replay FILE]`: the operator's window.
+"""`uartlab gui [--core ADDR] [--rig rig.toml] [--replay FILE]`: the operator's window.
 
-With ``--rig`` the rig is connected at start; with ``--replay`` the file is opened for replay. Without
-either the window opens with the last rig configuration filled in (QSettings) and nothing connected.
+With ``--rig`` or ``--core`` the window attaches at start to the rig core at ``--core`` (app/serve's
+default address without it), or starts one (`uartlab rig serve --rig`, the rig.toml given or remembered)
+if none answers there; with ``--replay`` the file is opened for replay. Without them the window opens with
+the last rig configuration filled in (QSettings) and nothing attached.
 """
 
 from __future__ import annotations
@@ -46,13 +48,14 @@ def main(args: argparse.Namespace) -> int:
     app = qt_app()
     from uartlab.app.gui.main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(core_address=args.core)
     window.resize(1600, 1000)
     window.show()
-    if rig is not None:
-        config = "" if str(rig) == "twin" else str(rig.resolve())
-        window.rig_panel.config_edit.setText(config)
-        window.ops.connect_rig(config)
+    if rig is not None or args.core is not None:   # attach at start: to the core named, or one on this rig
+        config = "" if rig is None or str(rig) == "twin" else str(rig.resolve())
+        if rig is not None:
+            window.rig_panel.config_edit.setText(config)
+        window.ops.connect_rig(config if rig is not None else window.rig_panel.config_edit.text().strip())
     if replay is not None:
         window.ops.open_replay(str(replay.resolve()))
     return app.exec()

@@ -1,5 +1,6 @@
 """`uartlab bench gui`: the operator window's frame rate with every live plot fed at full rate, and its
-memory after an hour of streaming against after a minute.
+memory after an hour of streaming against after a minute. (`--live`: the real window on a rig core during
+a real trial, app/gui/bench_live.py.)
 
 Frame rate: a feeder thread publishes synthetic records into a Hub in real time at the rig's rates
 (USB-6210: 13 channels at ``--daq-rate`` per channel in 5 ms blocks, as the DAQ thread hands them over;
@@ -195,6 +196,10 @@ def _measure(app, window, stream_specs, fn) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
+    if getattr(args, "live", False):
+        from uartlab.app.gui import bench_live
+
+        return bench_live.main(args)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from uartlab.app.gui.app import qt_app
     from uartlab.app.gui.qt_platform import check

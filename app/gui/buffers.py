@@ -133,6 +133,11 @@ class LiveData:
         self.version = 0                    # changes with every add/clear: the views redraw only then
         self.last_t: dict[str, float] = {}  # newest host time per stream
 
+    @property
+    def streams(self) -> list[str]:
+        """The streams the views draw from: a live source need send no other."""
+        return sorted({stream for stream, _ in self.want})
+
     def set_specs(self, specs: dict[str, StreamSpec]) -> None:
         """Forget every buffer and use these stream descriptors (a new source: rig or replay)."""
         self.specs = dict(specs)

@@ -1,21 +1,27 @@
 """The operator's window: live views fed from a Hub, the panels around them, the E-stop always in reach.
 
-Threads: devices, recorder, replay and the Experiment's control loop run on their own threads; slow
-operator actions (connect, open a file, start/stop a recording) run on worker threads (``tasks.Tasks``).
-The GUI thread only drains its bounded hub queue into ring buffers and draws (a frame timer at ~60 Hz),
-and polls health/status a few times a second. A GUI that falls behind drops its oldest items (counted,
-shown in the status bar); acquisition and recording never wait for it.
+The rig lives in the rig core (app/serve/, `uartlab rig serve`), another process: the window attaches to it
+(or starts it) and asks it for everything that touches the rig (``operations.py``, ``core_link.py``). Its
+live views are fed from the core client's mirror of the core's streams, a Hub like any other (a replay's
+too). The GUI thread only drains its bounded hub queue into ring buffers and draws (a frame timer at
+~60 Hz), and shows the core's status a few times a second from what a poller thread fetched; requests to
+the core run on worker threads (``tasks.Tasks``). A GUI that falls behind drops its oldest items
+(counted, shown in the status bar); acquisition, the control loop and recording are in the core and never
+wait for it.
 
 E-stop: the red button in the toolbar, or Esc or F1 from anywhere in the application: a filter on the
-whole application sees the key before any widget or dialog can take it. It latches: protocol starts are
-refused until the operator presses "Reset E-stop". Nothing in the window is modal (problems go to the
-notification area, file choosers are non-modal), so the button is always clickable.
+whole application sees the key before any widget or dialog can take it. The press goes to the core's
+E-stop socket from a thread of its own and latches here: protocol starts are refused until the operator
+presses "Reset E-stop". Nothing in the window is modal (problems go to the notification area, file
+choosers are non-modal), so the button is always clickable.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
+from pathlib import Path
 
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSettings, Qt, QTimer
@@ -34,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from uartlab.app.gui.buffers import WINDOW_S, LiveData
+from uartlab.app.gui.core_link import VIEWER_QUEUE as GUI_QUEUE
 from uartlab.app.gui.live_plots import LivePlots, channels
 from uartlab.app.gui.notifications import NotificationArea, next_step_for
 from uartlab.app.gui.operations import Operations
@@ -49,17 +56,17 @@ from uartlab.app.gui.tasks import Tasks
 from uartlab.hub import Hub, Subscription
 from uartlab.streams import Event
 
-GUI_QUEUE = 10_000        # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
-POSE_EVERY = 3            # frames per pose redraw (~20 Hz: forward kinematics of two poses)
+POSE_PERIOD_S = 0.1       # pose redraws at 10 Hz whatever the frame rate (kinematics of two poses, scatter items)
 STATUS_MS = 250           # health, recording, protocol status
 ESTOP_KEYS = {Qt.Key.Key_Escape: "Esc", Qt.Key.Key_F1: "F1"}
 LOG_LINES = 5000
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S):
+    def __init__(self, settings: QSettings | None = None, window_s: float = WINDOW_S, core_address: str | None = None):
         super().__init__()
+        self.core_address = core_address   # the rig core to attach to (None: app/serve's default address)
         # Cyclic garbage is collected on this thread only: a Qt object whose last Python reference dies in
         # a rig or worker thread is destroyed there, and Qt's destructor then deadlocks against the GUI
         # thread (seen: worker in ~QWidget waiting for the GIL, GUI thread in ~QObject waiting for its lock).
@@ -74,6 +81,7 @@ class MainWindow(QMainWindow):
         self.frames = 0
         self._drawn_version = -1
         self._frame_times: deque[float] = deque(maxlen=120)
+        self._pose_drawn_s = -math.inf
         self.errors: list[str] = []     # every error reported, oldest first (bounded)
 
         self.plots = LivePlots(window_s)
@@ -134,7 +142,7 @@ class MainWindow(QMainWindow):
             box.toggled.connect(self.redraw)
         self.compare.message.connect(self.log_line)
         self.compare.error.connect(lambda what, why: self.report_error(what, why))
-        self.calibration.rig_source = lambda: (self.rig_panel.config_edit.text().strip(), self.ops.rig is not None)
+        self.calibration.rig_source = lambda: (self.rig_panel.config_edit.text().strip(), self.ops.connected)
         self.calibration.message.connect(self.log_line)
         self.calibration.error.connect(lambda what, why: self.report_error(what, why))
 
@@ -207,8 +215,9 @@ class MainWindow(QMainWindow):
         self.estop_reset.setEnabled(estop)
 
     # ------------------------------------------------------------ the data feed
-    def attach(self, hub: Hub | None, source: str) -> None:
-        """Feed every view from this hub (the rig's or a replay's); None detaches."""
+    def attach(self, hub: Hub | None, source: str, sub: Subscription | None = None) -> None:
+        """Feed every view from this hub (the core client's mirror or a replay's); None detaches. ``sub``: a
+        subscription to ``hub`` made earlier (the core client's, made before the core's history came in)."""
         if self.sub is not None:
             self.sub.close()
             self.sub = None
@@ -217,7 +226,7 @@ class MainWindow(QMainWindow):
         self.plots.clear()
         self.pose.clear()
         if hub is not None:
-            self.sub = hub.subscribe("gui", maxsize=GUI_QUEUE)
+            self.sub = sub if sub is not None else hub.subscribe("gui", maxsize=GUI_QUEUE)
         self.source_label.setText(f"source: {source}")
 
     def drain(self) -> int:
@@ -250,9 +259,11 @@ class MainWindow(QMainWindow):
             self._drawn_version = self.data.version
             self.plots.refresh(self.data, self.display_now())
             self.frames += 1
-            if self.frames % POSE_EVERY == 0:
+            now = time.monotonic()
+            if now - self._pose_drawn_s >= POSE_PERIOD_S:
+                self._pose_drawn_s = now
                 self.pose.refresh(self.data)
-            self._frame_times.append(time.monotonic())
+            self._frame_times.append(now)
         except Exception as exc:  # a bad record must not stop the display loop for good
             self.report_error("display", exc)
 
@@ -286,6 +297,13 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"clock sync: {warning}", 2000)
         except Exception as exc:  # noqa: BLE001 - shown to the operator; the timer goes on
             self.report_error("status", exc)
+
+    def core_log_path(self) -> Path:
+        """Where a rig core this window starts writes its output (the window has no terminal to show it):
+        beside the window's settings (the operator's config folder; a test's or a benchmark's own)."""
+        folder = Path(self.settings.fileName()).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / "rig-core.log"
 
     # ------------------------------------------------------------ messages
     def log_line(self, text: str) -> None:

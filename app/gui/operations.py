@@ -1,64 +1,69 @@
-"""What the operator's buttons do: the rig, the recording, the protocol run, the replay and the E-stop.
+"""What the operator's buttons do: the rig core, the recording, the protocol run, the replay and the E-stop.
 
-Slow steps (starting the twin or the hardware, creating or closing a session file, opening a file to
-replay, assembling and tearing down a run) go to worker threads through ``window.tasks``; their results
-come back on the GUI thread. A protocol run is a ``Run`` (``app/run/run.py``), as in `uartlab run`: one
-assembly, one E-stop path, one teardown. It is imported when a run starts, so the window works without it.
+The rig lives in the rig core (app/serve/: `uartlab rig serve`), not in the window: "Connect" attaches to
+the core at the window's address (``--core``), or starts one on the rig.toml of the Rig panel; every rig
+operation (recording, a suite run, pause/resume/abort/reset, tare, the operator's moves) is a request to
+it, sent from a worker thread (``window.tasks``) whose answer comes back on the GUI thread. What the panels
+show (health, the recording, the run) is the core's status, polled off the GUI thread (``CoreLink``); the
+plots are fed from the client's mirror of the core's streams. The E-stop goes to the core's own E-stop
+socket from a thread that never waits on the window, and latches here too.
+
+Closing the window never stops a trial: a core that was running before the window goes on; one the window
+started is asked to shut down once its run is over, so the trial completes and the file is closed.
+
+Replay of a session file stays in this process (app/record/player.py ``ReplayRig``).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from uartlab.app.record.logs import event_level
-from uartlab.app.run.run import estop_rig
-from uartlab.errors import ConfigError
-from uartlab.protocols.runner import RUN_OVER, Phase
+from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
 from uartlab.streams import Event, EventKind
 
 if TYPE_CHECKING:
-    from uartlab.app.run.rig_like import RigLike
+    from uartlab.app.gui.core_link import CoreLink
 
 
 class Operations:
     def __init__(self, window):
         self.w = window
-        self.rig: RigLike | None = None
+        self.core: CoreLink | None = None
+        self.status: dict | None = None       # the core's newest status (``CoreLink.status``), on the GUI thread
         self.backends: dict[str, str] = {}
-        self.session = None                  # RecordingSession
-        self.session_started_s = 0.0
-        self.auto_recording = False          # started by a protocol run: stopped when the run is over
-        self.run = None                      # the protocol run (app/run/run.py), until the operator resets it
-        self.starting = None                 # a Run being assembled and started on a worker thread
+        self.ceilings = None                   # the rig's [limits] (rig.toml), which a chosen suite must keep
         self.suite_label = ""
-        self.replay = None                   # ReplayRig
+        self.starting = False                  # a run start request is on its way
+        self.replay = None                     # ReplayRig
         self.replay_path: str | None = None
-        self.replay_events: list[Event] = []  # the file's events, replayed as the data passes them
+        self.replay_events: list[Event] = []   # the file's events, replayed as the data passes them
         self._next_event = 0
-        self.run_start_m = None               # where the last run's tendons started ("return to start")
-        self.last_engine = None               # the last run's engine: closed before anything else moves
-        self.moving: str | None = None        # an operator move on the engine ("release tendons" ...)
+        self.moving: str | None = None         # an operator move on the core's engine ("release tendons" ...)
         self.estop_latched = False
-        self.estop_reset_at_s = -math.inf     # an "estop" event older than the last reset does not latch again
+        self.estop_reset_at_s = -math.inf      # an "estop" event older than the last reset does not latch again
         self.estop_reason = ""
         self.trip_reason: str | None = None
-        self._busy: set[str] = set()
+        self._recording_was: str | None = None  # the file the core recorded at the last poll
+        self.reset_pending = False              # the operator acknowledged a run the core is still closing
+        self.recording_request: str | None = None  # "starting" | "stopping" while the core is asked
+        self._move_sent_s = math.inf           # when the core took the operator's move (its status says when over)
         p, r, rec, rp = window.protocol_panel, window.rig_panel, window.recording_panel, window.replay_panel
         r.connect_requested.connect(self.connect_rig)
         r.disconnect_requested.connect(self.disconnect_rig)
-        r.tare_button.clicked.connect(lambda: self.rig is not None and self.rig.tare_nano17())
+        r.tare_button.clicked.connect(lambda: self.ask("tare", "tare"))
         rec.start_requested.connect(self.start_recording)
         rec.stop_requested.connect(self.stop_recording)
         p.suite_chosen.connect(self.choose_suite)
         p.start_requested.connect(self.start_run)
-        p.pause_requested.connect(lambda: self._call_experiment("pause"))
-        p.resume_requested.connect(lambda: self._call_experiment("resume"))
-        p.abort_requested.connect(lambda: self._call_experiment("abort", "operator abort"))
+        p.pause_requested.connect(lambda: self.ask("pause", "pause"))
+        p.resume_requested.connect(self.resume)
+        p.abort_requested.connect(lambda: self.ask("abort", "abort", why="operator abort"))
         p.reset_requested.connect(self.reset_run)
         p.release_requested.connect(lambda: self.operator_move("release tendons"))
         p.return_requested.connect(lambda: self.operator_move("return to start"))
@@ -71,47 +76,104 @@ class Operations:
         rp.live_requested.connect(self.back_to_live)
         rp.loop_box.toggled.connect(lambda on: setattr(self.replay, "loop", on) if self.replay else None)
 
+    # ------------------------------------------------------------ what the core says
     @property
-    def experiment(self):
-        """The run's Experiment: its status, pause, resume, abort."""
-        return self.run.experiment if self.run is not None else None
+    def connected(self) -> bool:
+        return self.core is not None
 
     @property
-    def live_model(self):
-        """The LiveModel beside the run: the plots' dashed `model` curves."""
-        return self.run.live_model if self.run is not None else None
+    def run_status(self):
+        """The core's run as the protocol panel reads an ExperimentStatus (phase a Phase), or None when the
+        core has no run. A run still assembling is SAFE; one that failed before it had a phase is FAULT."""
+        run = (self.status or {}).get("run") or {}
+        if run.get("state", "idle") == "idle":
+            return None
+        error = (run.get("error") or {}).get("text")
+        phase = Phase(run["phase"]) if run.get("phase") else (Phase.FAULT if run.get("state") == "over" else Phase.SAFE)
+        return SimpleNamespace(phase=phase, trial_index=run.get("trial_index", 0), n_trials=run.get("n_trials", 0),
+                               trial_name=run.get("trial_name", ""), repeat=run.get("repeat", 0),
+                               progress=run.get("progress", 0.0), message=run.get("message", ""),
+                               fault_reason=run.get("fault_reason") or error,
+                               operator_needed=run.get("operator_needed"), state=run.get("state"),
+                               results=[TrialResult(**r) for r in run.get("results", [])])
 
-    # ------------------------------------------------------------ rig
-    def connect_rig(self, config_path: str) -> None:
-        from uartlab.app.cli.extras import require
-        from uartlab.errors import MissingExtraError
+    @property
+    def run_busy(self) -> bool:
+        """The core's run is starting, running or closing (its file, the live model): the servos are its."""
+        return ((self.status or {}).get("run") or {}).get("state") in ("starting", "running", "closing")
 
-        try:
-            require("rig")  # the twin rig and the hardware both run through the [rig] drivers
-        except MissingExtraError as exc:
-            self.w.report_error("connect", exc)
+    @property
+    def phase(self) -> Phase | None:
+        status = self.run_status
+        return None if status is None else status.phase
+
+    @property
+    def recording(self) -> dict | None:
+        """The core's open session file (the operator's recording or the run's own): path, elapsed_s,
+        samples (per stream, flushed), drops ({who: {stream: n}}); None when it records nothing."""
+        return (self.status or {}).get("session") or None
+
+    @property
+    def has_start(self) -> bool:
+        """A run has started on this core (where "return to start" goes)."""
+        return bool((self.status or {}).get("has_start"))
+
+    def ask(self, what: str, op: str, then=None, failed=None, /, **args) -> None:
+        """Request ``op`` of the core on a worker thread; ``then(reply)`` on the GUI thread."""
+        core = self.core
+        if core is None:
             return
-        from uartlab.app.rig.config import default_rig_config, load_rig_config
-        from uartlab.app.rig.rig import Rig
 
-        _import_device_modules()
-        self.w.rig_panel.set_state("connecting", f"connecting to {config_path or 'the twin rig'}…")
+        def done(reply) -> None:
+            self.refresh_now()
+            if then is not None:
+                then(reply)
+
+        def refused(exc) -> None:
+            self.refresh_now()
+            (failed or (lambda e: self.w.report_error(what, e)))(exc)
+
+        self.w.tasks.run(what, lambda: core.request(op, **args), done, refused)
+
+    def refresh_now(self) -> None:
+        """Take the poller's newest status now (after a request, so the buttons follow it at once)."""
+        if self.core is not None:
+            self.status = self.core.status() or self.status
+        self._refresh_buttons()
+
+    # ------------------------------------------------------------ the core
+    def connect_rig(self, config_path: str) -> None:
+        """Attach to the core at the window's address, or start one on ``config_path`` ("" the twin rig)."""
+        from uartlab.app.gui.core_link import CoreLink
+
+        if self.core is not None:
+            return
+        self.w.rig_panel.set_state("connecting", f"attaching to the rig core ({config_path or 'the twin rig'})…")
+        address, log_path = self.w.core_address, self.w.core_log_path()
 
         def work():
-            config = load_rig_config(config_path) if config_path else default_rig_config()
-            return Rig(config).start()
+            link = CoreLink.attach_or_start(address, config_path, streams=self.w.data.streams, log_path=log_path,
+                                            check=lambda: _read_rig_toml(config_path))
+            try:
+                return link, _rig_config(link.hello)
+            except BaseException:
+                link.close(shutdown=link.started_here)
+                raise
 
-        def done(rig) -> None:
-            self.rig = rig
-            c = rig.config
-            self.backends = {"actuators": c.actuators.backend, "daq": c.daq.backend, "mocap": c.mocap.backend}
-            kind = "twin" if c.uses_twin else "real"
-            self.w.rig_panel.set_state("connected", f"connected ({kind}): {c.source}")
+        def done(result) -> None:
+            link, config = result
+            self.core, self.ceilings = link, config.ceilings
+            self.backends = {"actuators": config.actuators.backend, "daq": config.daq.backend,
+                             "mocap": config.mocap.backend}
+            kind = "twin" if config.uses_twin else "real"
+            where = "started here" if link.started_here else "already running"
+            self.w.rig_panel.set_state("connected", f"connected ({kind}, core {where}): {config.source}")
             self.w.settings.setValue("rig/config", config_path)
-            self.w.log_line(f"rig connected from {c.source}")
+            self.w.log_line(f"attached to the rig core at {link.address} ({where}, pid {link.hello.get('pid')}); "
+                            f"rig from {config.source}")
             if self.replay is None:
-                self.w.attach(rig.hub, f"live rig ({kind})")
-            self._refresh_buttons()
+                self.w.attach(link.hub, f"live rig core ({kind})", link.viewer)
+            self.refresh_now()
 
         def failed(exc) -> None:
             self.w.rig_panel.set_state("disconnected", "connection failed")
@@ -120,84 +182,62 @@ class Operations:
         self.w.tasks.run("connect", work, done, failed)
 
     def disconnect_rig(self) -> None:
-        rig, session, run = self.rig, self.session, self.run
-        if rig is None:
+        """Let go of the core: one this window started shuts down (after its run), one already running stays."""
+        core, self.core, self.status = self.core, None, None
+        if core is None:
             return
-        self.rig = self.session = self.run = self.starting = None
         self.w.rig_panel.set_state("disconnecting")
         if self.replay is None:
             self.w.attach(None, "none")
 
-        def work():
-            if run is not None:
-                run.close("rig disconnected by the operator")
-            if session is not None and not (run is not None and run.owns(session)):  # the run closed its own
-                session.close()
-            rig.stop()
-
         def done(_):
             self.w.rig_panel.set_state("disconnected")
-            self.w.log_line("rig disconnected")
+            self.w.log_line("detached from the rig core" + (" (shut down)" if core.started_here else ""))
             self._refresh_buttons()
 
-        self.w.tasks.run("disconnect", work, done)
+        self.w.tasks.run("disconnect", core.close, done)
         self._refresh_buttons()
 
     # ------------------------------------------------------------ recording
-    def start_recording(self, then=None) -> None:
-        from uartlab.app.record.session import RecordingSession, session_path
-
-        rig, panel = self.rig, self.w.recording_panel
-        if rig is None or self.session is not None:
+    def start_recording(self) -> None:
+        panel = self.w.recording_panel
+        if self.core is None or self.recording is not None:
             return
-        folder = panel.folder
-        path = session_path(folder)
-        operator, notes = panel.operator, panel.notes
-        panel.set_state("starting")
+        folder = str(panel.folder.resolve())
+        self.recording_request = "starting"
 
-        def work():
-            folder.mkdir(parents=True, exist_ok=True)
-            return RecordingSession(rig, path, operator=operator, notes=notes, log=True)  # <session>.log beside
-
-        def done(session) -> None:
-            self.session, self.session_started_s = session, time.monotonic()
-            panel.set_state("recording")
-            self.w.log_line(f"recording {session.path}")
-            self.w.settings.setValue("recording/folder", str(folder))
-            if then is not None:
-                then(session)
+        def done(reply) -> None:
+            self.recording_request = None
+            self.w.log_line(f"recording {reply.get('path')}")
+            self.w.settings.setValue("recording/folder", str(panel.folder))
 
         def failed(exc) -> None:
-            panel.set_state("idle" if self.rig is not None else "unavailable")
+            self.recording_request = None
             self.w.report_error("recording", exc)
 
-        self.w.tasks.run("start recording", work, done, failed)
+        self.ask("start recording", "record_start", done, failed, folder=folder, operator=panel.operator,
+                 notes=panel.notes)
+        self._refresh_buttons()
 
     def stop_recording(self) -> None:
-        session, self.session, self.auto_recording = self.session, None, False
-        if session is None:
+        if self.core is None or self.recording is None:
             return
-        self.w.recording_panel.set_state("stopping")
-        done = self._recording_closed(session.path)
-        run = self.run
-        if run is not None and run.owns(session):  # the run's own file: closed by the run
-            if run.over:
-                self.w.tasks.run("close run", lambda: (run.close(), run.session_summary)[1], done)
-            else:
-                self.w.tasks.run("stop recording", run.close_session, done)
-        else:
-            self.w.tasks.run("stop recording", session.close, done)
+        self.recording_request = "stopping"
 
-    def _recording_closed(self, path: str):
-        """What the window says once a session file is closed, from the close's summary."""
-        def done(summary) -> None:
-            self.w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
-            if summary is None:   # the run's file failed; its sentence is the run's fault reason
-                return
-            lost = sum(summary["recorder_drops"].values()) + sum(summary["hub_drops"].get("recorder", {}).values())
-            what = "nothing dropped" if not lost else f"{lost} dropped"
-            self.w.log_line(f"recording closed: {path} ({what})")
-        return done
+        def failed(exc) -> None:
+            self.recording_request = None
+            self.w.report_error("recording", exc)
+
+        self.ask("stop recording", "record_stop", self._recording_closed, failed)
+        self._refresh_buttons()
+
+    def _recording_closed(self, summary: dict) -> None:
+        """What the window says once a session file is closed, from the core's summary."""
+        self.recording_request, self._recording_was = None, None
+        if not summary or "path" not in summary:
+            return
+        lost = int(summary.get("dropped", 0))
+        self.w.log_line(f"recording closed: {summary['path']} ({'nothing dropped' if not lost else f'{lost} dropped'})")
 
     # ------------------------------------------------------------ protocol run
     def choose_suite(self, name_or_path: str, quiet: bool = False) -> None:
@@ -205,7 +245,7 @@ class Operations:
 
         try:
             # Against this rig's ceilings (rig.toml [limits]) when one is connected: refused now, not at Start.
-            suite = resolve_suite(name_or_path, None if self.rig is None else self.rig.config.ceilings)
+            suite = resolve_suite(name_or_path, self.ceilings)
         except Exception as exc:  # noqa: BLE001 - a bad suite file is a message (file:line: key), not a crash
             if not quiet:
                 self.w.report_error("suite", exc)
@@ -216,159 +256,112 @@ class Operations:
         self._refresh_buttons()
 
     def start_run(self) -> None:
-        """Pre-flight and start on a worker thread (pre-flight waits for every stream, up to seconds)."""
-        panel, rig = self.w.protocol_panel, self.rig
-        if (panel.suite is None or rig is None or self.run is not None or self.starting is not None
-                or self.estop_latched):
+        """Ask the core to run the chosen suite (its pre-flight waits for every stream, up to seconds)."""
+        panel = self.w.protocol_panel
+        if panel.suite is None or self.core is None or self.phase is not None or self.starting or self.estop_latched:
             return
         if self.replay is not None:  # a run is watched live: never behind an old recording's curves
             self.w.log_line("replay closed: the run starts, the view shows the live rig")
             self.back_to_live()
-        try:
-            from uartlab.app.cli.run import select
-            from uartlab.app.run.run import Run
-            from uartlab.protocols.suite import within
-
-            # Chosen before (or without) this rig: validated again against its ceilings (rig.toml [limits]).
-            suite = select(within(panel.suite, rig.config.ceilings), panel.selected_trials() or None,
-                           panel.repeats() or None)
-        except (ImportError, ValueError, ConfigError) as exc:
-            self.w.report_error("protocol", exc)
-            return
-        record = self.session is None and panel.record_box.isChecked()
+        label = self.suite_label
+        # The core reads the suite from its text: a file chosen here need not be where the core runs.
+        suite = {"suite": Path(label).name, "suite_text": Path(label).read_text(encoding="utf-8")} \
+            if label.endswith(".toml") else {"suite": label}
         rec = self.w.recording_panel
-        # The model beside the rig with its calibrated moment arms and model values (the store's), as
-        # `uartlab run` does; a recording the operator started is written into and left open.
-        run = Run(suite, rig=rig, folder=rec.folder if record else None, session=None if record else self.session,
-                  operator=rec.operator, notes=rec.notes, safe_action="hold", title="uartlab gui")
-        self.starting = run
+        record = self.recording is None and panel.record_box.isChecked()
+        self.starting = True
         panel.buttons["start"].setEnabled(False)
-        last = self.last_engine
 
-        def work():
-            if last is not None:   # the last run's loop, if its close has not run yet: one engine at a time
-                last.close()
-            return run.start()     # assembles, refuses what would trip; on failure nothing is left open
-
-        def done(_) -> None:
-            if self.starting is not run:   # the rig was disconnected while the run started
-                self.w.tasks.run("close run", lambda: run.close("rig disconnected by the operator"))
-                return
-            self.starting, self.run, self.trip_reason = None, run, None
-            self.last_engine, self.run_start_m = run.experiment, run.experiment.start_m
-            if run.owns_session:
-                self.session, self.session_started_s, self.auto_recording = run.session, time.monotonic(), True
-                rec.set_state("recording")
-                self.w.log_line(f"recording {run.session.path}")
-            if self.estop_latched and run.estop_reason is None:  # an E-stop event from elsewhere, while starting
-                run.estop(self.estop_reason)
-            self.w.log_line(f"protocol {suite.name} started: {len(suite.trials)} trials")
-            self._refresh_buttons()
+        def done(reply) -> None:
+            self.starting = False
+            self.w.log_line(f"protocol {panel.suite.name if panel.suite else label} submitted to the core "
+                            f"(run {reply.get('id')})")
 
         def failed(exc) -> None:
-            if self.starting is run:
-                self.starting = None
+            self.starting = False
             self.w.report_error("protocol", exc)
-            self._refresh_buttons()
 
-        self.w.tasks.run("start protocol", work, done, failed)
+        self.ask("start protocol", "run", done, failed, **suite, trials=panel.selected_trials() or None,
+                 repeats=panel.repeats() or None, folder=str(rec.folder.resolve()) if record else None,
+                 operator=rec.operator, notes=rec.notes)
 
-    def _call_experiment(self, method: str, *args) -> None:
-        if self.experiment is None:
-            return
-        try:
-            getattr(self.experiment, method)(*args)
-        except Exception as exc:  # noqa: BLE001
-            self.w.report_error(method, exc)
+    def resume(self) -> None:
+        """Resume a paused run, or confirm the set-up a run waits for (a new pose or surface)."""
+        run = self.run_status
+        if run is not None and run.operator_needed:
+            self.w.log_line(f"set-up confirmed for {run.operator_needed['trial']}")
+            self.ask("confirm", "confirm")
+        else:
+            self.ask("resume", "resume")
 
     def reset_run(self) -> None:
-        """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start."""
-        run, self.run = self.run, None
-        if run is not None:
-            done = None
-            session = self.session
-            if self.auto_recording and session is not None:  # the run's own file, closed with the run
-                done = self._recording_closed(session.path)
-                self.session, self.auto_recording = None, False
-                self.w.recording_panel.set_state("stopping")
-
-            def work():  # joins the control thread: off the GUI thread
-                run.close()
-                if run.experiment is not None:  # the acknowledgement, into a recording that goes on
-                    run.experiment.reset()
-                return run.session_summary
-
-            self.w.tasks.run("close run", work, done)
+        """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start. A run the core is still
+        closing (its file, the live model) is acknowledged once it is over."""
         self.trip_reason = None
+        if self.run_busy:
+            self.reset_pending = True
+        else:
+            self.reset_pending = False
+            self.ask("close run", "reset")
         self.show_safety()
-        self._refresh_buttons()
 
     # ------------------------------------------------------------ the operator's own moves
     def operator_move(self, what: str, *args) -> None:
-        """"release tendons", "return to start" or "jog" (tendon, step m) on the engine, off the GUI thread.
-        One engine at a time: the last run's loop is closed first (the buttons are enabled once it is over)."""
-        from uartlab.app.run.procedure import jog, release_tendons, return_to_start
-
-        rig, last, start = self.rig, self.last_engine, self.run_start_m
-        if rig is None or self.estop_latched or self.moving or (self.experiment is not None and
-                                                                self.experiment.status().phase not in RUN_OVER):
+        """"release tendons", "return to start" or "jog" (tendon, step m), on the core's engine."""
+        if self.core is None or self.estop_latched or self.moving or self.run_busy:
             return
         self.moving = what
         self.w.log_line(f"{what}…")
         self._refresh_buttons()
-
-        def work():
-            if last is not None:
-                last.close()
-            if what == "release tendons":
-                return release_tendons(rig)
-            if what == "jog":
-                return jog(rig, *args)
-            if start is None:   # its button is off until a run has started
-                raise ValueError("return to start: no run has started yet")
-            return return_to_start(rig, start)
-
-        def done(text) -> None:
-            self.moving = None
-            self.w.log_line(text)
-            self._refresh_buttons()
+        kwargs = {"tendon": args[0], "step_m": args[1]} if what == "jog" else {}
 
         def failed(exc) -> None:
             self.moving = None
             self.w.report_error(what, exc)
             self._refresh_buttons()
 
-        self.w.tasks.run(what, work, done, failed)
+        def taken(_) -> None:
+            self._move_sent_s = time.monotonic()
+
+        # The core moves on its own worker and answers at once; its status says when the move is over.
+        self._move_sent_s = math.inf
+        self.ask(what, "move", taken, failed, what=what, **kwargs)
+
+    def _move_over(self, status: dict) -> None:
+        """The core's move has ended: its sentence (what moved, or why it failed) in the log."""
+        what, self.moving = self.moving, None
+        text = status.get("last_move") or f"{what}: done"
+        if " failed: " in text:
+            self.w.report_error(str(what), text.split(" failed: ", 1)[1])
+        else:
+            self.w.log_line(text)
 
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:
-        """Torque off now (on a thread: a hung bus must not freeze the window) and latch until reset."""
+        """Latch here and send the E-stop to the core's E-stop socket now (queued; never waits)."""
         self.estop_latched, self.estop_reason = True, reason
+        if self.core is not None:
+            self.core.estop(reason)
         self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
-        rig, run = self.rig, self.run or self.starting
-
-        def act() -> None:  # the run's E-stop (latched even while it starts), or an operator move's, or the rig's
-            if run is not None:
-                run.estop(reason)
-            elif rig is not None:
-                estop_rig(rig, reason)
-
-        threading.Thread(target=self._estop_thread, args=(act,), name="gui-estop", daemon=True).start()
         self._refresh_buttons()
 
-    def _estop_thread(self, act) -> None:
-        try:
-            act()
-        except Exception as exc:  # noqa: BLE001 - the failure is shown; the latch stays
-            err = exc  # `exc` is unbound after the except block; the lambda runs later on the GUI thread
-            self.w.tasks.call_soon(lambda: self.w.report_error("E-STOP FAILED", err))
+    def _estop_answers(self) -> None:
+        """The core's acknowledgements of the E-stops sent (torque off, read back), or why there was none."""
+        if self.core is None:
+            return
+        for ack in self.core.estop_answers():
+            if ack.error is not None:
+                self.w.report_error("E-STOP FAILED", f"{ack.error} (press the rig's hardware E-stop)")
+            else:
+                ms = 1e3 * ((ack.acked_s or ack.sent_s) - ack.sent_s)
+                self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms)")
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""
         self.estop_reset_at_s = time.monotonic()
         self.w.log_line("E-stop reset by the operator")
-        if self.experiment is not None and self.experiment.status().phase in RUN_OVER:
+        if self.phase in RUN_OVER:
             self.reset_run()
         self.show_safety()
         self._refresh_buttons()
@@ -484,8 +477,8 @@ class Operations:
         self._close_replay()
         self.w.replay_panel.set_enabled(False)
         self.w.compare.set_session(None)
-        if self.rig is not None:
-            self.w.attach(self.rig.hub, "live rig")
+        if self.core is not None:
+            self.w.attach(self.core.hub, "live rig core")
         else:
             self.w.attach(None, "none")
 
@@ -509,27 +502,36 @@ class Operations:
             self.w.report_error(f"fault in {e.source}", e.message)
 
     def poll(self) -> None:
-        """A few times a second: device health, recording counters, the run's status, the replay cursor."""
+        """A few times a second: the core's status (health, recording, run, a move), the replay cursor."""
         w = self.w
-        if self.rig is not None:
-            w.rig_panel.show_health(self.rig.health(), self.backends)
+        self._estop_answers()
+        if self.core is not None:
+            asked_s, self.status = self.core.status_at()
+            if self.core.status_error is not None:
+                w.rig_panel.status.setText(f"the rig core does not answer: {self.core.status_error}")
+            if self.moving is not None and self.status is not None and asked_s > self._move_sent_s \
+                    and not self.status.get("moving"):
+                self._move_over(self.status)
+        status = self.status or {}
+        if status:
+            w.rig_panel.show_health({name: SimpleNamespace(**h) for name, h in status.get("devices", {}).items()},
+                                    self.backends)
         self.show_safety()
-        if self.session is not None:
-            rec = self.session.recorder
-            w.recording_panel.show_status(self.session.path, time.monotonic() - self.session_started_s,
-                                          dict(getattr(rec, "flushed", {})),
-                                          {**self.rig.hub.drop_counts(), "file writer": dict(rec.dropped)}
-                                          if self.rig is not None else {})
-        if self.experiment is not None:
-            status = self.experiment.status()
-            w.protocol_panel.show_status(status)
-            phase = status.phase
-            if status.fault_reason and phase is Phase.FAULT and not self.estop_latched:
-                self.trip_reason = status.fault_reason
-            if self.auto_recording and phase in (Phase.DONE, Phase.ABORTED):
-                self.stop_recording()  # the run closes: its last trial, the live model, then its file
-            w.protocol_panel.set_buttons(phase, False, self.rig is not None and not self.estop_latched
-                                         and self.moving is None, self.run_start_m is not None)
+        rec = self.recording
+        if rec is not None:
+            w.recording_panel.show_status(rec["path"], rec["elapsed_s"], rec["samples"], rec["drops"])
+            self._recording_was = rec["path"]
+        elif self._recording_was is not None:   # closed by the core (the run's own file, at the run's end)
+            w.log_line(f"recording closed: {self._recording_was}")
+            self._recording_was = None
+        run = self.run_status
+        if self.reset_pending and not self.run_busy:
+            self.reset_run()
+        if run is not None:
+            w.protocol_panel.show_status(run)
+            if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched:
+                self.trip_reason = run.fault_reason
+        self._refresh_buttons()
         if self.replay is not None:
             w.replay_panel.show_position(self.replay.position_s)
             if w.replay_panel.playing and self.replay.wait(0):
@@ -538,42 +540,53 @@ class Operations:
     def show_safety(self) -> None:
         """The toolbar's indicator from the E-stop latch, the newest trip and every device's health."""
         failed = {}
-        if self.rig is not None and self.replay is None:
-            failed = {h.device: h.last_error or "stopped answering" for h in self.rig.health().values()
-                      if h.state == "failed"}
+        if self.status and self.replay is None:
+            failed = {h["device"]: h["last_error"] or "stopped answering"
+                      for h in self.status.get("devices", {}).values() if h["state"] == "failed"}
         self.w.show_interlocks(self.estop_reason if self.estop_latched else self.trip_reason, self.estop_latched,
-                               failed, connected=self.rig is not None or self.replay is not None)
+                               failed, connected=self.core is not None or self.replay is not None)
 
     def _refresh_buttons(self) -> None:
         w = self.w
-        phase = self.experiment.status().phase if self.experiment is not None else None
-        can_move = self.rig is not None and not self.estop_latched and self.moving is None
-        can_start = can_move and w.protocol_panel.suite is not None
-        w.protocol_panel.set_buttons(phase, can_start, can_move, self.run_start_m is not None)
-        if self.session is None:
-            w.recording_panel.set_state("idle" if self.rig is not None else "unavailable")
+        phase = self.phase
+        busy = self.run_busy
+        can_move = self.core is not None and not self.estop_latched and self.moving is None and not busy
+        can_start = can_move and w.protocol_panel.suite is not None and not self.starting
+        w.protocol_panel.set_buttons(phase, can_start, can_move, self.has_start)
+        if busy and phase in RUN_OVER:   # the core is still closing the run: acknowledged once it is over
+            w.protocol_panel.buttons["reset"].setEnabled(False)
+        if self.core is None:
+            w.recording_panel.set_state("unavailable")
+        elif self.recording_request is not None:   # "starting" / "stopping": the core has not answered yet
+            w.recording_panel.set_state(self.recording_request)
+        else:
+            w.recording_panel.set_state("idle" if self.recording is None else "recording")
 
     def shutdown(self) -> None:
-        """Window closing: stop the run (servos hold/off), close the file, stop the rig and the replay."""
-        run = self.run
+        """Window closing: let go of the core (the trial goes on; a core started here exits after its run)
+        and close the replay."""
+        core, self.core = self.core, None
         try:
-            if run is not None:
-                run.close("GUI closed")
+            if core is not None:
+                core.close()
         finally:
-            if self.session is not None and not (run is not None and run.owns(self.session)):
-                self.session.close()
-            if self.rig is not None:
-                self.rig.stop()
             self._close_replay()
             self.w.tasks.join(10.0)
+            self.w.tasks.stop()
 
 
-def _import_device_modules() -> None:
-    """Import what a rig start imports, here on the GUI thread. PySide6 hooks ``__import__``; a first import
-    of grpc/nidaqmx on a worker thread while the GUI thread is inside Qt deadlocked (seen under pytest-qt,
-    PySide6 6.11: worker stuck in the import, GUI thread in an enum call). Once imported, nothing is left
-    for the worker to import. Costs ~0.5 s once, at the first connect."""
-    from uartlab.app.rig.backends import preload_modules
+def _rig_config(hello: dict):
+    """The core's rig configuration (its rig.toml, as the core read it): the backends the Rig panel names and
+    the [limits] a suite chosen here must keep."""
+    from uartlab.app.rig.config import parse_rig_config
 
-    preload_modules()
-    import uartlab.sim.statics  # noqa: F401 - scipy.optimize, imported by the twin's start state
+    source = Path(hello["config_source"])
+    return parse_rig_config(hello["config_text"], source.name, source.parent)
+
+
+def _read_rig_toml(path: str) -> None:
+    """The rig.toml a core is about to be started on, read here first: bad input is one line (file:line: key)."""
+    if path:
+        from uartlab.app.rig.config import load_rig_config
+
+        load_rig_config(path)

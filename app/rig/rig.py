@@ -256,6 +256,13 @@ class Rig:
         and tests; never a source of measurements."""
         return None if self._twin is None else self._twin.plant
 
+    @property
+    def twin_control(self) -> str | None:
+        """The twin process's control endpoint (app/rig/twin_control.py: its truth, its fault injections), for
+        clients of a rig core to reach; None on hardware or with the twin in this process."""
+        endpoints = getattr(self._twin, "endpoints", None)   # a TwinProcess's dict; a TwinRig's is a method
+        return endpoints.get("control") if isinstance(endpoints, dict) else None
+
     def _twin_plant_opened(self) -> TwinPlant | Plant:
         plant = self.twin_plant
         if plant is None:

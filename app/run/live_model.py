@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.app.run.residuals import PHASES, ResidualRMS, ResidualSummary
+from uartlab.app.run.residuals import PHASES, ResidualRMS, ResidualSummary, plan_of  # noqa: F401 - plan_of re-exported
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.schema import (  # noqa: F401 - the model stream's declarations re-exported for its users
@@ -62,16 +62,6 @@ ACTUATE = PHASES.index(Phase.ACTUATE)
 # it the model processes every tick, above it it merges ticks until it is back within it.
 BEHIND_S = 0.1
 QUEUE_TICKS = 2000  # 20 s of ticks at 100 Hz: a stall of seconds is merged, not dropped
-
-def plan_of(trials) -> list:
-    """Runner trial index -> trial: a Suite gives the runner's plan (every repeat of every trial, in order,
-    as ``protocols.runner.Runner.plan``); a sequence of trials or of (trial, repeat) pairs is used as given."""
-    if trials is None:
-        return []
-    if hasattr(trials, "trials") and hasattr(trials, "settle"):  # a protocols.suite.Suite
-        return [t for t in trials.trials for _ in range(t.repeats)]
-    return [t[0] if isinstance(t, tuple) else t for t in trials]
-
 
 @dataclass
 class LiveStats:

@@ -6,6 +6,12 @@
     summary = rms.summary()                    # ResidualSummary: per joint (deg), per tendon (N), per axis (N)
     summary.joint_angles_deg["PIP"], summary.rows()
 
+    per_trial = TrialResiduals([t.name for t in plan_of(suite)])   # every trial run of a `model` stream
+    per_trial.add_record(record); per_trial.summaries()            # [(trial name, ResidualSummary)], in order
+
+``TrialResiduals`` gives from the stream alone (as a client receives it, or as the session file holds it) the
+per-trial summaries the live model makes as it runs (``LiveModel.summaries``), for `uartlab run`'s report.
+
 Only the trial's scored phases count (ACTUATE, SETTLE, RECORD: the session file's trial range, actuation start
 to steady state); the model keeps predicting through RETURN, but the paper compares up to steady state. A new
 trial (another trial index, or ACTUATE entered again after a pause discarded the trial) starts from zero.
@@ -15,6 +21,7 @@ Channels that were not measured (NaN, e.g. a marker occluded) are left out of th
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,13 +70,17 @@ class ResidualRMS:
         with self._lock:
             self._reset(trial_index)
 
+    def starts_trial(self, trial_index: int, phase: int) -> bool:
+        """Whether a tick of this trial and phase starts a new trial's RMS (``add`` would reset)."""
+        return phase in SCORED_PHASES and (
+            trial_index != self.trial_index or (phase == ACTUATE and self._last_phase != ACTUATE))
+
     def add(self, trial_index: int, phase: int, joint_angles_rad, tendon_force_N, fingertip_force_N) -> None:
         """One tick's residuals (rad, N, N); starts a new trial when the trial changes."""
         r = np.concatenate([np.asarray(joint_angles_rad, dtype=float), np.asarray(tendon_force_N, dtype=float),
                             np.asarray(fingertip_force_N, dtype=float)])
         with self._lock:
-            new_trial = trial_index != self.trial_index or (phase == ACTUATE and self._last_phase != ACTUATE)
-            if new_trial and phase in SCORED_PHASES:
+            if self.starts_trial(trial_index, phase):
                 self._reset(trial_index)
             self._last_phase = int(phase)
             if phase not in SCORED_PHASES or trial_index != self.trial_index:
@@ -96,6 +107,50 @@ class ResidualRMS:
             {j: float(np.degrees(rms[i])) for i, j in enumerate(JOINTS)},
             {t: float(rms[4 + i]) for i, t in enumerate(TENDONS)},
             {a: float(rms[10 + i]) for i, a in enumerate(AXES)})
+
+
+def plan_of(trials) -> list:
+    """Runner trial index -> trial: a Suite gives the runner's plan (every repeat of every trial, in order,
+    as ``protocols.runner.Runner.plan``); a sequence of trials or of (trial, repeat) pairs is used as given."""
+    if trials is None:
+        return []
+    if hasattr(trials, "trials") and hasattr(trials, "settle"):  # a protocols.suite.Suite
+        return [t for t in trials.trials for _ in range(t.repeats)]
+    return [t[0] if isinstance(t, tuple) else t for t in trials]
+
+
+class TrialResiduals:
+    """The RMS residuals of every trial run in a `model` stream, in the order they ran; ``trial_names``: the
+    runner's plan (trial index -> name; "?" beyond it). Not thread-safe: one consumer feeds it."""
+
+    def __init__(self, trial_names: Sequence[str] = ()):
+        self.trial_names = list(trial_names)
+        self._rms = ResidualRMS()
+        self._done: list[ResidualSummary] = []
+        self._open = False                    # the current trial has scored ticks
+
+    def add_record(self, record: Record) -> None:
+        d = record.data
+        for k in range(len(record)):
+            index, phase = int(d[MODEL.trial_index][k]), int(d[MODEL.phase][k])
+            if self._rms.starts_trial(index, phase):
+                self._close_trial()
+                self._open = True
+            self._rms.add(index, phase, d[MODEL.residual_joint_angles_rad][k], d[MODEL.residual_tendon_force_N][k],
+                          d[MODEL.residual_fingertip_force_N][k])
+
+    def _close_trial(self) -> None:
+        if self._open:
+            self._done.append(self._rms.summary())
+            self._open = False
+
+    def summaries(self) -> list[tuple[str, ResidualSummary]]:
+        """(trial name, its RMS residuals) per trial run so far, the current one included."""
+        done = self._done + ([self._rms.summary()] if self._open else [])
+        return [(self._name(s.trial_index), s) for s in done]
+
+    def _name(self, index: int) -> str:
+        return self.trial_names[index] if 0 <= index < len(self.trial_names) else "?"
 
 
 def residual_table(summaries: list[tuple[str, ResidualSummary]]) -> str:

@@ -23,7 +23,7 @@ import contextlib
 import logging
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from uartlab.errors import RecordingError
 from uartlab.schema import EventKind  # light: the E-stop path imports this module
@@ -33,6 +33,24 @@ if TYPE_CHECKING:
     from uartlab.app.run.live_model import LiveModel
 
 log = logging.getLogger(__name__)
+
+class LiveModelLike(Protocol):
+    """What a run keeps of its live model, wherever it runs: the trials' residuals, and its stop."""
+
+    @property
+    def summaries(self) -> list:  # (trial name, residuals.ResidualSummary) per trial run
+        ...
+
+    def close(self) -> Any: ...
+
+
+class ModelHost(Protocol):
+    """Starts the live model of a run somewhere other than a thread of this process: registers the `model`
+    stream in ``hub`` (before the session file opens, so it is recorded) and returns it."""
+
+    def __call__(self, hub: Any, params: Any, sources: list[str], suite: Any, time_scale: float) -> LiveModelLike:
+        ...
+
 
 CLOSE_WAIT_S = 5.0   # est.: an aborted run returns to its safe action within a few ticks; this is generous
 
@@ -56,11 +74,13 @@ class Run:
     keeps; or ``config``: the run starts a rig from it and stops it at close. ``folder``: record into a new
     session file there (with its log file beside it); or ``session``: an open recording the run writes its
     trials into and leaves open; neither: not recorded. ``live_model``: run the bond-graph model beside the
-    rig, with ``params`` (a (FingerParams, [where they came from]) pair) or the rig's calibrated values."""
+    rig, with ``params`` (a (FingerParams, [where they came from]) pair) or the rig's calibrated values;
+    ``model_host`` says where: None, on a thread of this process (a LiveModel); a rig core gives one that runs
+    it in a process of its own (app/serve/model_supervisor.py ``ModelHost``)."""
 
     def __init__(self, suite, *, rig: Any = None, config=None, folder: Path | None = None, session=None,
                  operator: str = "", notes: str = "", safe_action: str = "hold", live_model: bool = True,
-                 params=None, title: str = "uartlab run"):
+                 params=None, title: str = "uartlab run", model_host: ModelHost | None = None):
         if (rig is None) == (config is None):
             raise ValueError("Run: give one of rig (started) and config (the run starts the rig)")
         if folder is not None and session is not None:
@@ -75,7 +95,8 @@ class Run:
             self.path = session_path(self.folder, suite.name)
         self.operator, self.notes, self.safe_action = operator, notes, safe_action
         self.want_live_model, self.params, self.title = live_model, params, title
-        self.live_model: LiveModel | None = None
+        self.model_host = model_host
+        self.live_model: LiveModel | LiveModelLike | None = None
         self.experiment: Experiment | None = None
         self.warnings: list[str] = []               # the session's free-space warning, stale calibrations
         self.session_summary: dict | None = None    # what the session's close said (drops, clock estimates)
@@ -131,6 +152,9 @@ class Run:
         from uartlab.sim import Finger
 
         params, sources = self.params if self.params is not None else self.rig.model_params()
+        if self.model_host is not None:   # registers the `model` stream in the rig's hub: it is recorded
+            self.live_model = self.model_host(self.rig.hub, params, sources, self.suite, self.rig.time_scale)
+            return list(sources)
         self.live_model = LiveModel(self.rig.hub, Finger(params), self.suite,
                                     time_scale=self.rig.time_scale).start()
         return list(sources)

@@ -1,11 +1,11 @@
 """The operator GUI, offscreen (pytest-qt): it opens, draws what a Hub feeds it, replays a session file,
-latches the E-stop on the twin rig, records, remembers its settings, shows comparison results, and turns
-bad input into messages. Screenshots of each main view go to tests/screenshots/ (or $UARTLAB_SCREENSHOTS).
+remembers its settings, shows comparison results, and turns bad input into messages. The window on a rig
+core (the twin rig: runs, recording, E-stop, moves) is tests/app/gui/test_gui_core.py. Screenshots of each
+main view go to tests/screenshots/ (or $UARTLAB_SCREENSHOTS).
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.realtime
+pytestmark = [pytest.mark.realtime]
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
 from uartlab.app.gui import bench  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
@@ -35,24 +35,15 @@ def settings(tmp_path):
 
 
 @pytest.fixture
-def window(qtbot, settings):
+def window(qtbot, settings, tmp_path):
     qt_app()  # pyqtgraph's options on the QApplication pytest-qt made
-    w = MainWindow(settings)
+    w = MainWindow(settings, core_address=f"ipc://{tmp_path / 'core'}")   # a core of this test's own
     qtbot.addWidget(w)
     w.resize(1600, 1000)
     w.show()
     qtbot.waitExposed(w)
     yield w
     w.close()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def collect_qt_garbage_on_the_gui_thread():
-    """The windows collect garbage on the GUI thread (automatic GC off); when this module is done, collect
-    what is left here, on the main thread, before later tests' threads could, then give GC back."""
-    yield
-    gc.collect()
-    gc.enable()
 
 
 def shoot(widget, name: str) -> Path:
@@ -177,45 +168,6 @@ def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_f
     assert window.ops.replay is None and window.source == "none"
 
 
-def test_twin_rig_records_and_the_estop_latches(qtbot, window, tmp_path):
-    window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
-    window.recording_panel.operator_edit.setText("tester")
-    window.ops.connect_rig("")
-    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
-    rig = window.ops.rig
-    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
-    window.recording_panel.start_button.click()
-    qtbot.waitUntil(lambda: window.ops.session is not None, timeout=5000)
-    qtbot.wait(1000)
-    window.on_status()
-    assert window.recording_panel.file_label.text().endswith(".h5")
-    assert window.recording_panel.drops_label.text() == "none"
-    path = window.ops.session.path
-    window.recording_panel.stop_button.click()
-    qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
-    from uartlab.app.record.player import SessionFile
-
-    with SessionFile(path) as f:
-        assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
-
-    rig.actuators.enable()  # torque on, holding: the E-stop must take it off
-    plant = rig.twin_plant
-    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()
-    window.ops.choose_suite("free_motion")
-    assert not window.protocol_panel.buttons["start"].isEnabled()  # latched: no run may start
-    qtbot.keyClick(window, Qt.Key.Key_Escape)  # pressing it again keeps it latched
-    assert window.ops.estop_latched
-    shoot(window, "estop")
-    window.estop_reset.click()
-    assert not window.ops.estop_latched and window.interlock_label.text() == "interlocks: OK"
-    assert window.protocol_panel.buttons["start"].isEnabled()
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-
-
 def test_settings_are_remembered(qtbot, settings, tmp_path):
     qt_app()
     first = MainWindow(settings)
@@ -307,225 +259,6 @@ def test_bad_input_becomes_a_message_not_a_crash(qtbot, window, tmp_path):
     t0 = time.monotonic()
     window.on_frame()  # still drawing
     assert time.monotonic() - t0 < 1.0
-
-
-@pytest.mark.slow
-def test_free_motion_trial_end_to_end_on_the_twin(qtbot, window, tmp_path):
-    """Start a free-motion trial from the GUI on the twin (4x), watch it record, let it finish."""
-    from importlib import resources
-
-    from uartlab.app.record.player import SessionFile
-
-    text = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
-    rig_toml = tmp_path / "rig.toml"
-    # 1x: GUI, host, live model and twin share one process (one GIL); a faster twin can starve a stream
-    # past its stale limit (rig.toml [interlocks]) on a busy machine, and the run would (rightly) trip.
-    rig_toml.write_text(text, encoding="utf-8")
-    window.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
-    window.rig_panel.config_edit.setText(str(rig_toml))
-    window.rig_panel.connect_button.click()
-    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
-    window.ops.choose_suite("free_motion")
-    panel = window.protocol_panel
-    panel.table.selectRow(1)                      # free/FDP only
-    panel.repeats_spin.setValue(1)
-    assert panel.selected_trials() == ["free/FDP"]
-    panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=20000)
-    qtbot.waitUntil(lambda: window.ops.experiment.status().phase not in ("SAFE", "ARMED"), timeout=10000)
-    window.on_status()
-    status = window.ops.experiment.status()
-    assert status.phase in ("PRETENSION", "ACTUATE", "SETTLE"), (status.phase, status.fault_reason)
-    assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
-    qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
-    qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)  # joints stream
-    # The live model the window runs is drawn: dashed tensions and joint angles, and the model's pose.
-    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)
-    qtbot.waitUntil(lambda: curve_data(window, "angles", "model")[0] is not None, timeout=20000)
-    window.pose.refresh(window.data)
-    model_x, model_z = window.pose.curves[0]["model"].getData()
-    assert model_x is not None and len(model_x) >= 4 and np.isfinite(model_z).all()
-    shoot(window, "protocol_running")
-    qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=60000)
-    status = window.ops.experiment.status()
-    assert status.phase == "DONE", status.fault_reason
-    qtbot.waitUntil(lambda: window.ops.session is None and window.recording_panel.start_button.isEnabled(),
-                    timeout=15000)  # the run's own recording closes when it is over
-    window.on_status()
-    assert panel.progress.value() == 1000
-    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
-    assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
-    shoot(window, "protocol_done")
-    panel.buttons["reset"].click()
-    assert panel.buttons["start"].isEnabled()
-    (path,) = (tmp_path / "rec").glob("session_*.h5")    # the run's own recording
-    with SessionFile(path) as f:
-        assert f.complete
-        trials = f.trials()
-        assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
-        assert f.length("runner") > 50 and f.length("joints") > 50
-    assert window.errors == []
-
-
-def _connect_twin(qtbot, window):
-    window.ops.connect_rig("")
-    qtbot.waitUntil(lambda: window.ops.rig is not None, timeout=20000)
-    window.on_status()
-    return window.ops.rig
-
-
-def test_estop_acts_over_notifications_and_open_choosers(qtbot, window):
-    """Nothing on screen takes the E-stop away: a notification showing, a file chooser open and focused."""
-    from PySide6.QtWidgets import QFileDialog
-
-    rig = _connect_twin(qtbot, window)
-    assert window.interlock_label.text() == "interlocks: OK"
-    plant = rig.twin_plant
-    rig.actuators.enable()
-    qtbot.waitUntil(lambda: all(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    window.report_error("recording", "the disk is full")
-    assert window.notifications.isVisible()
-    (shown,) = window.notifications.visible_texts()
-    assert "the disk is full" in shown and "free space" in shown   # what happened, and the next step
-    window.rig_panel.browse_button.click()
-    (chooser,) = window.rig_panel.findChildren(QFileDialog)
-    qtbot.waitExposed(chooser)
-    assert not chooser.isModal()
-    chooser.activateWindow()
-    qtbot.keyClick(chooser.focusWidget() or chooser, Qt.Key.Key_Escape)
-    assert window.ops.estop_latched        # latched in the key's own handler, not a tick later
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    assert chooser.isVisible()             # the key was the E-stop's, not the chooser's "cancel"
-    shoot(window, "estop_over_notification")
-    chooser.close()
-    window.estop_reset.click()
-    assert not window.ops.estop_latched
-    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)  # the button, a notice still showing
-    assert window.ops.estop_latched and window.notifications.isVisible()
-    window.estop_reset.click()
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-
-
-@pytest.mark.slow
-def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, window, tmp_path):
-    rig = _connect_twin(qtbot, window)
-    window.ops.choose_suite("free_motion")
-    window.protocol_panel.table.selectRow(1)
-    window.protocol_panel.repeats_spin.setValue(1)
-    window.protocol_panel.record_box.setChecked(False)
-    window.protocol_panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.experiment is not None
-                    and window.ops.experiment.status().phase in ("PRETENSION", "ACTUATE"), timeout=20000)
-    rig._twin.daq.stop()                   # the USB-6210 goes away mid-run
-    qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
-    text = window.interlock_label.text()
-    assert "USB-6210" in text and "cable" in text and "OK" not in text
-    qtbot.waitUntil(lambda: window.ops.experiment.status().phase == "FAULT", timeout=5000)
-    window.on_status()
-    assert window.interlock_label.toolTip().startswith("USB-6210 Dev1: ")  # the device, then its error
-    shoot(window, "device_failed")
-    window.protocol_panel.buttons["reset"].click()
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-
-
-def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, window, session_file):
-    path, _ = session_file
-    window.ops.open_replay(str(path))
-    qtbot.waitUntil(lambda: window.ops.replay is not None, timeout=5000)
-    _connect_twin(qtbot, window)
-    assert window.source.startswith("replay")     # connecting does not take the view from the replay
-    window.ops.choose_suite("free_motion")
-    window.protocol_panel.table.selectRow(1)
-    window.protocol_panel.record_box.setChecked(False)
-    window.protocol_panel.buttons["start"].click()
-    assert window.ops.replay is None and window.source.startswith("live")
-    qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=20000)
-    window.ops.experiment.abort("test over")
-    qtbot.waitUntil(lambda: window.ops.experiment.status().phase == "ABORTED", timeout=5000)
-    window.protocol_panel.buttons["reset"].click()
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-
-
-@pytest.mark.slow
-def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, window):
-    rig = _connect_twin(qtbot, window)
-    plant = rig.twin_plant
-    panel = window.protocol_panel
-    window.ops.choose_suite("free_motion")
-    panel.table.selectRow(1)
-    panel.record_box.setChecked(False)
-    panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.experiment is not None
-                    and window.ops.experiment.status().phase == "ACTUATE", timeout=30000)
-    qtbot.wait(1500)                                    # FDP well into its pull
-    qtbot.keyClick(window, Qt.Key.Key_F1)
-    qtbot.waitUntil(lambda: not any(plant.servo_state(i).torque_enabled for i in range(6)), timeout=3000)
-    window.on_status()
-    assert not panel.buttons["release"].isEnabled()     # latched: nothing moves until the E-stop is reset
-    window.estop_reset.click()
-    panel.buttons["reset"].click()                      # acknowledge the run
-    window.on_status()
-    assert panel.buttons["release"].isEnabled() and panel.buttons["return"].isEnabled()
-    panel.buttons["release"].click()
-    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
-    assert any("  tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines())
-    assert window.errors == []
-    assert np.nanmax(plant.state()[12:18]) < 0.2        # nothing carries load
-    assert panel.buttons["return"].isEnabled() and not window.ops.estop_latched
-    panel.buttons["return"].click()
-    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
-    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
-        window.errors
-    excursions = rig.actuators.read().excursion_m
-    np.testing.assert_allclose(excursions, window.ops.run_start_m, atol=1e-3)
-    panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the engine too
-    panel.jog_step_mm.setValue(2.0)
-    panel.buttons["jog_in"].click()
-    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
-    moved = rig.actuators.read().excursion_m - excursions
-    assert moved[1] == pytest.approx(0.002, abs=5e-4) and np.all(np.abs(np.delete(moved, 1)) < 5e-4)
-    assert window.errors == []
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
-
-
-@pytest.mark.slow
-@pytest.mark.realtime
-def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, window):
-    """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
-    Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
-    the real live model and the real drivers."""
-    rig = _connect_twin(qtbot, window)
-    panel = window.protocol_panel
-    window.ops.choose_suite("surface_contact")
-    panel.table.selectRow(0)                            # contact/Hook/FDP+ED@45deg
-    panel.repeats_spin.setValue(1)
-    panel.record_box.setChecked(False)
-    model = rig.hub.subscribe("test-model", {"model"}, maxsize=100_000)
-    try:
-        panel.buttons["start"].click()
-        qtbot.waitUntil(lambda: window.ops.experiment is not None, timeout=30000)
-        qtbot.waitUntil(lambda: window.ops.experiment.status().phase in ("DONE", "ABORTED", "FAULT"), timeout=90000)
-        assert window.ops.experiment.status().phase == "DONE", window.ops.experiment.status().fault_reason
-        records = model.drain()
-    finally:
-        model.close()
-    measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
-    predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
-    pressing = np.linalg.norm(measured, axis=1) > 0.2
-    assert pressing.sum() > 50                          # the finger pressed on the surface for a while
-    error = np.linalg.norm(measured[pressing] - predicted[pressing], axis=1)
-    # In two frames (sensor vs world) this was ~1 N; in one frame it is the sensor's noise and the model's
-    # start from measured (noisy) angles and tensions.
-    assert np.median(error) < 0.05, np.median(error)   # measured here: 3 mN at 0.6 N pressing
-    qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)
-    shoot(window, "contact_trial")
-    panel.buttons["reset"].click()
-    window.rig_panel.disconnect_button.click()
-    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
 
 
 def test_an_estop_reported_after_its_reset_does_not_latch_again(window):

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -283,6 +284,20 @@ def test_with_torque_off_as_the_safe_action_a_recorder_failure_turns_torque_off(
 RUN_SUITE = short_suite_toml(6.0)
 
 
+@contextlib.contextmanager
+def core_in_this_process(folder: Path, speed: float | None = None) -> Iterator[str]:
+    """A rig core on the twin rig hosted in the test process, so that the failures patched in here (a disk
+    that goes, one without room) happen where the run is; `uartlab run --core` attaches to it as a client."""
+    from uartlab.app.cli.run import rig_config
+    from uartlab.app.serve.core import RigCore
+
+    core = RigCore(rig_config(None, speed), f"ipc://{folder}/core").start()
+    try:
+        yield core.ends.base
+    finally:
+        core.close("the test is over")
+
+
 @pytest.mark.realtime
 def test_uartlab_run_ends_in_fault_exit_1_with_the_sentence(tmp_path, capsys, unplug, monkeypatch):
     suite = tmp_path / "short.toml"
@@ -299,7 +314,8 @@ def test_uartlab_run_ends_in_fault_exit_1_with_the_sentence(tmp_path, capsys, un
         threading.Thread(target=later, daemon=True).start()
 
     monkeypatch.setattr(Experiment, "_begin_trial", begin_then_unplug)
-    assert main(["run", str(suite), "--out", str(out), "--speed", "2", "--no-live-model"]) == 1
+    with core_in_this_process(tmp_path, speed=2.0) as core:
+        assert main(["run", str(suite), "--core", core, "--out", str(out), "--no-live-model"]) == 1
     captured = capsys.readouterr()
     (path,) = out.glob("session_*_short.h5")
     sentence = (f"recording stopped: {path}: the disk does not answer (input/output error: removed or failing); "
@@ -405,7 +421,8 @@ def test_uartlab_run_refuses_a_disk_without_room_exit_3_nothing_moves(tmp_path, 
     monkeypatch.setattr(shutil, "disk_usage", lambda folder: _Usage(50_000_000))
     started = []
     monkeypatch.setattr(Experiment, "start", lambda self, *a: started.append(self))  # torque on, then moves
-    assert main(["run", "free_motion", "--out", str(tmp_path), "--no-live-model"]) == 3
+    with core_in_this_process(tmp_path) as core:
+        assert main(["run", "free_motion", "--core", core, "--out", str(tmp_path), "--no-live-model"]) == 3
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"uartlab run: {tmp_path}: not enough free space to record: the session needs about ")
     assert "50 MB is free" in line

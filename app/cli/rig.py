@@ -1,0 +1,65 @@
+"""`uartlab rig serve`: the rig core, headless - the devices, the control loop, the interlocks and the recorder
+in this process; clients (`uartlab run`, `uartlab estop`, the window, the live model) attach and leave.
+
+    uartlab rig serve                              # the twin rig, on ipc in the user's runtime folder
+    uartlab rig serve --rig rig.toml --core tcp://127.0.0.1:5650
+    uartlab rig serve --core tcp://0.0.0.0:5650 --keys keys/     # other machines: CurveZMQ keys required
+
+Ctrl-C or SIGTERM: a run going is aborted to its safe action, its file closed, the rig stopped (torque off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from uartlab.app.cli.types import positive_float
+
+CORE_HELP = "where the core listens: ipc://PATH or tcp://HOST:PORT (default: $UARTLAB_CORE, else ipc in the " \
+            "user's runtime folder)"
+
+
+def add_parser(sub) -> None:
+    rig = sub.add_parser("rig", help="the rig core: devices, control loop, interlocks and recorder in one process")
+    rig_sub = rig.add_subparsers(dest="rig_command", metavar="ACTION", required=True)
+    serve = rig_sub.add_parser("serve", help="run the rig core headless until Ctrl-C; clients attach to it")
+    serve.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    serve.add_argument("--core", metavar="ADDR", help=CORE_HELP)
+    serve.add_argument("--keys", type=Path, metavar="DIR",
+                       help="CurveZMQ keys: DIR/server.key_secret, DIR/operators/*.key, DIR/viewers/*.key "
+                            "(required to listen beyond this machine)")
+    serve.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
+    serve.set_defaults(run=serve_main)
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    from uartlab.app.cli.extras import require
+    from uartlab.app.serve.endpoints import endpoints_for, refuse_unguarded
+
+    # A bad or unguarded address is refused before the rig loads.
+    refuse_unguarded(endpoints_for(args.core).base, args.keys is not None)
+    require("rig")
+    from uartlab.app.cli.run import rig_config
+    from uartlab.app.rig.calibrations import RigCalibrations
+    from uartlab.app.serve.core import RigCore
+
+    config = rig_config(args.rig, args.speed)
+    RigCalibrations(config).check_files()
+    core = RigCore(config, args.core, args.keys)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    core.start()
+    try:
+        print(f"uartlab rig core serving at {core.ends.base} (pid {os.getpid()})", flush=True)
+        while not stop.wait(0.2) and not core.wait(0):
+            pass
+    finally:
+        why = "the core was stopped (Ctrl-C or SIGTERM)" if stop.is_set() else "shutdown requested by a client"
+        core.close(why)
+        print("uartlab rig core stopped.", file=sys.stderr, flush=True)
+    return 0

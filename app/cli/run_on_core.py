@@ -1,0 +1,189 @@
+"""`uartlab run` / `uartlab demo` as a client of the rig core: submit the suite, show its progress, prompt
+the operator when the next trial needs a person, print the summary the core sends.
+
+The core is the one at ``--core`` (default: $UARTLAB_CORE, else the usual ipc address), or, when none
+answers there, `uartlab rig serve` started as a child for this run and stopped after (app/serve/spawn.py).
+Ctrl-C aborts the run (its safe action: the servos hold or torque off, the file closed); a second Ctrl-C
+is the E-stop (torque off, latched; exit 130). When the core says the next trial needs the operator (a pose
+or surface change the rig cannot make itself), the terminal asks for it and Enter confirms; without a
+terminal on stdin the run is aborted, said in one line, instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from uartlab.errors import EXIT_ESTOP, EXIT_RUN_FAILED, OutputError
+
+POLL_S = 0.1
+ABORT_WHY = "operator abort: Ctrl-C at the console"
+ESTOP_WHY = "E-stop: Ctrl-C at the console"
+
+
+def run_on_core(args: argparse.Namespace, request: dict[str, Any]) -> int:
+    from uartlab.app.serve.endpoints import endpoints_for, is_local
+    from uartlab.app.serve.spawn import core_for
+
+    base = endpoints_for(getattr(args, "core", None)).base
+    if not is_local(base):
+        with _client(args, base) as core:   # a remote core is never started from here
+            return _submit_and_watch(core, args, request)
+    with core_for(base, args.rig, args.speed) as child:
+        if child is None and args.speed is not None and not _quiet(args):
+            print(f"warning: --speed {args.speed:g} not applied: the core at {base} runs the rig it was started "
+                  "with", file=sys.stderr, flush=True)
+        with _client(args, base) as core:
+            return _submit_and_watch(core, args, request)
+
+
+def _client(args: argparse.Namespace, base: str):
+    from uartlab.app.serve.client import CoreClient
+
+    keys = getattr(args, "keys", None)
+    return CoreClient(base, subscribe=False, keys_dir=Path(keys) if keys else None)
+
+
+def _quiet(args: argparse.Namespace) -> bool:
+    return bool(args.json or getattr(args, "quiet", 0) > 0)
+
+
+class _Interrupts:
+    """Ctrl-Cs counted exactly: the first asks for an abort, the second for the E-stop; the loop acts on them.
+
+    Python runs a handler once for signals that arrive while the main thread waits in C (two presses 30 ms
+    apart while a request to the core is out), but its wakeup fd gets one byte per signal: they are counted
+    there, and waiting on it wakes the loop at once.
+    """
+
+    def __enter__(self) -> _Interrupts:
+        self.count = 0
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        os.set_blocking(self._write_fd, False)
+        self._previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: None)
+        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        signal.set_wakeup_fd(self._previous_fd)
+        signal.signal(signal.SIGINT, self._previous_handler)
+        os.close(self._read_fd)
+        os.close(self._write_fd)
+
+    def wait(self, timeout_s: float) -> None:
+        select.select([self._read_fd], [], [], timeout_s)
+        self.take()
+
+    def take(self) -> int:
+        with contextlib.suppress(BlockingIOError):   # nothing new
+            self.count += os.read(self._read_fd, 256).count(signal.SIGINT)
+        return self.count
+
+
+def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any]) -> int:
+    with _Interrupts() as interrupts:
+        core.request("run", **request)
+        status, estopped = _watch(core, interrupts, _quiet(args))
+    run = status["run"]
+    if "error" in run:
+        from uartlab.app.serve.client import error_from
+
+        raise error_from(run["error"]["kind"], run["error"]["text"])
+    report = run.get("report")
+    if report is not None:
+        print(json.dumps(report["json"], indent=2) if args.json else report["text"])
+    if "close_error" in run:
+        raise OutputError(run["close_error"])
+    if estopped:
+        return EXIT_ESTOP
+    return EXIT_RUN_FAILED if run.get("phase") in ("FAULT", "ABORTED") else 0
+
+
+def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
+    tty = sys.stdout.isatty() and not quiet
+    started, shown, said, acted = time.monotonic(), "", 0, 0
+    prompt = _Prompt(core)
+    while True:
+        status = core.status()
+        run = status["run"]
+        for warning in run.get("warnings", [])[said:]:
+            print(f"warning: {warning}", file=sys.stderr, flush=True)
+        said = len(run.get("warnings", []))
+        acted = _act_on(interrupts, acted, core)
+        if run["state"] == "over":
+            break
+        if run.get("operator_needed") and acted == 0:
+            prompt.ask(run["operator_needed"])
+        if not quiet and "phase" in run:
+            line = _progress_line(run, time.monotonic() - started)
+            if tty:
+                print("\r" + line.ljust(100)[:100], end="", flush=True)
+            elif run.get("message", "") != shown:   # a log: one line per runner event
+                shown = run.get("message", "")
+                print(f"[{time.monotonic() - started:7.1f} s] {shown}", flush=True)
+        interrupts.wait(POLL_S)
+    # A second Ctrl-C that comes as the aborted run ends is still the E-stop the operator asked for.
+    acted = _act_on(interrupts, acted, core)
+    if tty:
+        print()
+    return status, acted >= 2
+
+
+def _act_on(interrupts: _Interrupts, acted: int, core) -> int:
+    """Acts on the Ctrl-Cs not yet acted on: the first is an abort, any later one the E-stop."""
+    if interrupts.take() > acted:
+        if acted == 0 and interrupts.count == 1:
+            core.request("abort", why=ABORT_WHY)
+            print(f"\n{ABORT_WHY}: the run stops with its safe action (Ctrl-C again: E-stop)", flush=True)
+        else:
+            core.estop(ESTOP_WHY)
+            print(f"\n{ESTOP_WHY}: torque off", flush=True)
+    return interrupts.count
+
+
+class _Prompt:
+    """Asks the operator once per trial that needs them, on a thread (Ctrl-C stays live meanwhile)."""
+
+    def __init__(self, core):
+        self.core, self.asked = core, None
+
+    def ask(self, needed: dict) -> None:
+        key = (needed["trial"], needed["repeat"])
+        if key == self.asked:
+            return
+        self.asked = key
+        where = ("with no surface" if needed["surface_angle_deg"] is None
+                 else f"with the surface at {needed['surface_angle_deg']:g} deg")
+        text = f"Place the finger in {needed['pose']} pose {where}, then press Enter"
+        if not sys.stdin or not sys.stdin.isatty():
+            why = (f"trial {needed['trial']} needs the operator ({text[:1].lower() + text[1:].split(', then')[0]}) "
+                   "but stdin is not a terminal: the run is aborted")
+            print(f"uartlab run: {why}", file=sys.stderr, flush=True)
+            self.core.request("abort", why=why)
+            return
+        threading.Thread(target=self._wait_enter, args=(text,), name="operator-prompt", daemon=True).start()
+
+    def _wait_enter(self, text: str) -> None:
+        try:
+            input(f"\n{text} ")
+        except EOFError:
+            return
+        self.core.request("confirm")
+
+
+def _progress_line(run: dict, elapsed_s: float) -> str:
+    width, progress = 24, float(run.get("progress", 0.0))
+    filled = int(round(progress * width))
+    bar = "#" * filled + "-" * (width - filled)
+    trial = f"{run['trial_name']} {run['repeat']}" if run.get("trial_name") else ""
+    return f"[{bar}] {progress * 100:5.1f} %  {elapsed_s:6.1f} s  {run.get('phase', ''):<10} {trial}"

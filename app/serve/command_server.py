@@ -1,0 +1,104 @@
+"""The core's command socket (ROUTER) on a thread of its own: requests in, one reply each.
+
+A request is one JSON frame ``{"op", "id", "who", "args"}`` from a DEALER; the reply is ``{"id", "ok": true,
+"result"}`` (plus data frames for a snapshot's history) or ``{"id", "ok": false, "error", "kind"}``, where
+``kind`` names the error class the client raises again (app/serve/runs.py ``ERROR_KINDS``). An op that
+changes the rig is refused to a viewer key (app/serve/keys.py) and recorded as an ``operator`` event with
+who sent it: the CurveZMQ key's name, else the client's own ``user@host pid N``. The E-stop does not come
+here: it has its own socket and thread (app/serve/estop_server.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+from uartlab.app.serve import keys, wire
+from uartlab.app.serve.runs import error_kind
+from uartlab.schema import EventKind
+
+log = logging.getLogger(__name__)
+
+POLL_MS = 100      # how often the thread looks at its stop flag
+
+
+@dataclass
+class Reply:
+    """A result with data frames after the JSON (a snapshot's history records)."""
+
+    result: Any
+    frames: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Op:
+    handler: Callable[[dict, str], Any]      # (args, who) -> a JSON-able result or a Reply
+    commands: bool = True                    # changes the rig: operators only, recorded as an event
+
+
+class CommandServer:
+    def __init__(self, socket: zmq.Socket, ops: dict[str, Op], hub):
+        self.socket, self.ops, self.hub = socket, ops, hub
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.ROUTER_MANDATORY, 0)   # a reply to a client gone is dropped, not an error
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="core-commands", daemon=True)
+
+    def start(self) -> CommandServer:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if not self.socket.poll(POLL_MS):
+                    continue
+                frames = self.socket.recv_multipart(copy=False)
+                if len(frames) < 2:
+                    continue
+                out = self.handle(frames[1])
+                self.socket.send_multipart([frames[0], *out], copy=False)
+        except zmq.ZMQError as exc:
+            log.debug("command server: %s", exc)
+        finally:
+            self.socket.close(linger=0)
+
+    def handle(self, frame: zmq.Frame) -> list[Any]:
+        request_id = None
+        try:
+            request = wire.loads(frame)
+            request_id = request.get("id")
+            name, args = str(request.get("op", "")), request.get("args") or {}
+            op = self.ops.get(name)
+            if op is None:
+                raise ValueError(f"unknown request {name!r}; the core answers {', '.join(sorted(self.ops))}")
+            user = keys.user_of(frame)
+            who = user or str(request.get("who") or "unknown client")
+            if op.commands:
+                if not keys.may_command(user):
+                    raise PermissionError(f"{name}: refused: {user} may watch this core but not command it "
+                                          "(its key is in viewers/)")
+                self.hub.event(EventKind.OPERATOR, "core", f"{who}: {name}{_brief(args)}")
+            result = op.handler(args, who)
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as one line
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            kind = "PermissionError" if isinstance(exc, PermissionError) else error_kind(exc)
+            if kind == "internal":
+                log.exception("request failed")
+            return [wire.dumps({"id": request_id, "ok": False, "error": text, "kind": kind})]
+        reply = result if isinstance(result, Reply) else Reply(result)
+        return [wire.dumps({"id": request_id, "ok": True, "result": reply.result}), *reply.frames]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
+def _brief(args: dict) -> str:
+    """The request's options for the event, without a suite's or parameter file's whole text."""
+    shown = {k: v for k, v in args.items() if not k.endswith("_text") and v not in (None, "", [], {})}
+    return (" " + ", ".join(f"{k}={v}" for k, v in shown.items())) if shown else ""

@@ -1,0 +1,92 @@
+"""Where a rig core listens: one base address, and the four endpoints derived from it.
+
+    ends = endpoints_for(None)            # $UARTLAB_CORE, else ipc:// in the user's runtime folder
+    ends.data, ends.command, ends.estop, ends.ingest
+    endpoints_for("tcp://127.0.0.1:5650")    # data 5650, command 5651, E-stop 5652, model ingest 5653
+
+A base is ``ipc://FOLDER/NAME`` (the endpoints are ``FOLDER/NAME.data`` ...) or ``tcp://HOST:PORT`` (the
+endpoints are four consecutive ports). The default is ipc in ``platformdirs.user_runtime_dir("uartlab")``
+(``/run/user/UID/uartlab`` on Linux), created 0700, so only the user who started the core reaches it.
+``is_local`` says whether a base is reachable only from this machine (ipc, loopback): anything else needs
+CurveZMQ keys (app/serve/keys.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV = "UARTLAB_CORE"
+DEFAULT_NAME = "core"
+KINDS = ("data", "command", "estop", "ingest")   # the order of the tcp ports after the base port
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    base: str
+    data: str      # PUB: every stream and event
+    command: str   # ROUTER: hello, snapshot, status, runs, recording, moves
+    estop: str     # ROUTER: the E-stop only, on its own thread
+    ingest: str    # PULL: `model` records from the live-model process
+
+
+def runtime_folder() -> Path:
+    """The per-user folder for ipc sockets, created 0700 (an existing one is tightened)."""
+    import warnings
+
+    import platformdirs
+
+    with warnings.catch_warnings():  # no XDG_RUNTIME_DIR (a container, a cron job): /tmp/runtime-UID, made 0700 here
+        warnings.simplefilter("ignore")
+        folder = Path(platformdirs.user_runtime_dir("uartlab", appauthor=False))
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    return folder
+
+
+def default_base() -> str:
+    return os.environ.get(ENV, "").strip() or f"ipc://{runtime_folder() / DEFAULT_NAME}"
+
+
+def endpoints_for(base: str | None) -> Endpoints:
+    """The endpoints of ``base`` (None: $UARTLAB_CORE or the default); ValueError naming a bad address."""
+    base = (base or default_base()).strip()
+    if base.startswith("ipc://"):
+        path = base[len("ipc://"):]
+        if not path:
+            raise ValueError(f"core address {base!r}: ipc:// needs a path")
+        return Endpoints(base, *(f"ipc://{path}.{kind}" for kind in KINDS))
+    if base.startswith("tcp://"):
+        host, _, port = base[len("tcp://"):].rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) <= 65535 - len(KINDS):
+            raise ValueError(f"core address {base!r}: expected tcp://HOST:PORT with PORT in 1..{65535 - len(KINDS)}")
+        return Endpoints(base, *(f"tcp://{host}:{int(port) + i}" for i in range(len(KINDS))))
+    raise ValueError(f"core address {base!r}: expected ipc://PATH or tcp://HOST:PORT")
+
+
+def is_local(base: str) -> bool:
+    """ipc, or tcp on a loopback address: reachable from this machine only."""
+    if base.startswith("ipc://"):
+        return True
+    host = base[len("tcp://"):].rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False   # a host name or "*": may be reached from elsewhere
+
+
+def ipc_paths(ends: Endpoints) -> list[Path]:
+    """The socket files of an ipc core (removed when it stops; empty for tcp)."""
+    return [Path(e[len("ipc://"):]) for e in (ends.data, ends.command, ends.estop, ends.ingest)
+            if e.startswith("ipc://")]
+
+
+def refuse_unguarded(base: str, has_keys: bool) -> None:
+    """ValueError when ``base`` is reachable from other machines and no CurveZMQ keys guard it."""
+    if not is_local(base) and not has_keys:
+        raise ValueError(f"--core {base}: reachable from other machines; give --keys DIR (CurveZMQ keys: who may "
+                         "attach, who may command) or bind ipc:// or 127.0.0.1")

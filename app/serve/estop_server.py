@@ -1,0 +1,67 @@
+"""The E-stop socket (ROUTER) on its own thread: acted on at once, acknowledged to the sender.
+
+It shares nothing with the command server or the data path: a client stuck in a long request, a hung
+viewer or a busy publisher cannot delay it. A request is ``{"reason", "who", "id"}``; the core's ``estop``
+(``estop_rig`` for the run or move holding the servos: torque off from this thread, FAULT latched, the
+reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s"}`` goes back. Every
+key may stop the rig, viewers' too (app/serve/keys.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import zmq
+from uartlab.app.serve import keys, wire
+
+log = logging.getLogger(__name__)
+
+POLL_MS = 50
+
+
+class EstopServer:
+    def __init__(self, socket: zmq.Socket, act: Callable[[str, str], None]):
+        self.socket, self.act = socket, act
+        socket.setsockopt(zmq.LINGER, 0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="core-estop", daemon=True)
+
+    def start(self) -> EstopServer:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if not self.socket.poll(POLL_MS):
+                    continue
+                frames = self.socket.recv_multipart(copy=False)
+                if len(frames) < 2:
+                    continue
+                self.socket.send_multipart([frames[0], self._handle(frames[1])], copy=False)
+        except zmq.ZMQError as exc:
+            log.debug("E-stop server: %s", exc)
+        finally:
+            self.socket.close(linger=0)
+
+    def _handle(self, frame: zmq.Frame) -> bytes:
+        request_id = None
+        try:
+            request = wire.loads(frame)
+            request_id = request.get("id")
+            reason = str(request.get("reason") or "E-stop")
+            who = keys.user_of(frame) or str(request.get("who") or "unknown client")
+            started = time.monotonic()
+            self.act(reason, who)
+            return wire.dumps({"id": request_id, "ok": True, "acted_s": time.monotonic() - started})
+        except Exception as exc:  # noqa: BLE001 - the sender hears that the E-stop failed, in one line
+            log.exception("E-stop failed")
+            return wire.dumps({"id": request_id, "ok": False, "error": " ".join(str(exc).split()),
+                               "kind": "DeviceError"})
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)

@@ -1,0 +1,518 @@
+"""The operator window as a client of the rig core (app/serve/), offscreen (pytest-qt), on the twin rig.
+
+The core is always another process, as at the rig: `uartlab rig serve` started by the window itself, or by
+the test as an operator would before opening the window. Where a test needs the twin's truth (the servos'
+torque, the plant's tendon forces) or injects a fault (the USB-6210 unplugged), it uses the control channel
+of the twin rig that core started (`uartlab twin up`, a process of its own; app/rig/twin_control.py), whose
+endpoint the core names in its hello. Screenshots go to tests/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.realtime, pytest.mark.slow]
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("zmq")
+
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
+from uartlab.app.gui.app import qt_app  # noqa: E402
+from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.record.player import SessionFile  # noqa: E402
+from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
+from uartlab.schema import EventKind  # noqa: E402
+
+SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
+MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
+ESTOP_SLACK = 2.0   # a shared CI machine under `with-load 2` and more: twice the 50 ms worst-tick goal
+
+
+def shoot(widget, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    assert widget.grab().save(str(path))
+    return path
+
+
+@pytest.fixture
+def address(tmp_path) -> str:
+    """A private ipc address: this test's core, never an operator's."""
+    return f"ipc://{tmp_path / 'core'}"
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path, address):
+    made = []
+
+    def make(core_address: str = address) -> MainWindow:
+        qt_app()
+        w = MainWindow(QSettings(str(tmp_path / f"gui{len(made)}.ini"), QSettings.Format.IniFormat),
+                       core_address=core_address)
+        qtbot.addWidget(w)
+        w.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
+        w.recording_panel.operator_edit.setText("tester")
+        w.resize(1600, 1000)
+        w.show()
+        qtbot.waitExposed(w)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+@pytest.fixture
+def core_process(address, tmp_path):
+    """`uartlab rig serve` as an operator starts it, before any window."""
+    log = open(tmp_path / "core.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address],
+                            stdout=log, stderr=subprocess.STDOUT)
+    from uartlab.app.gui.core_link import core_answers
+
+    deadline = time.monotonic() + 60
+    while not core_answers(address):
+        assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "core.log").read_text()
+        time.sleep(0.1)
+    yield proc
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(30)
+    log.close()
+
+
+@pytest.fixture
+def twin(core_process, address):
+    """The control channel of the twin rig the core runs on (its own `uartlab twin up` process)."""
+    from uartlab.app.rig.twin_control import TwinControl
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        endpoint = c.hello["twin_control"]
+    assert endpoint, "the core's rig has no twin process"
+    control = TwinControl(endpoint)
+    yield control
+    control.close()
+
+
+def torque_on(twin) -> list[bool]:
+    """Torque Enable of the six servos, as the twin's servos hold it."""
+    return [s.torque_enabled for s in twin.call("servos")]
+
+
+def newest_excursion_m(address: str, timeout_s: float = 5.0) -> np.ndarray:
+    """The newest measured tendon excursions (m) on the core's actuators stream."""
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, streams=["actuators"]) as c:
+        sub = c.hub.subscribe("test-actuators", {"actuators"}, maxsize=1000)
+        deadline = time.monotonic() + timeout_s
+        while not (records := [r for r in sub.drain() if getattr(r, "stream", None) == "actuators" and len(r)]):
+            assert time.monotonic() < deadline, "no actuators record from the core"
+            time.sleep(0.02)
+        sub.close()
+    return np.asarray(records[-1].data["excursion_m"][-1], dtype=float)
+
+
+def hold_with_torque_on(qtbot, window, twin) -> None:
+    """A 1 mm jog of FDS from the window: the core's engine leaves every servo holding, torque on."""
+    panel = window.protocol_panel
+    qtbot.waitUntil(lambda: panel.buttons["jog_in"].isEnabled(), timeout=5000)
+    panel.jog_tendon.setCurrentText("FDS")
+    panel.jog_step_mm.setValue(1.0)
+    panel.buttons["jog_in"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
+    assert window.errors == []
+    qtbot.waitUntil(lambda: all(torque_on(twin)), timeout=3000)
+
+
+def connect(qtbot, window) -> None:
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.connected or bool(window.errors), timeout=60000)
+    assert window.errors == []
+    qtbot.waitUntil(lambda: window.ops.status is not None, timeout=5000)
+
+
+def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: bool = True) -> None:
+    window.ops.choose_suite(suite)
+    panel = window.protocol_panel
+    panel.table.selectRow(row)
+    panel.repeats_spin.setValue(1)
+    panel.record_box.setChecked(record)
+
+
+def curve_data(window, plot: str, kind: str = "measured", i: int = 0):
+    x, y = getattr(window.plots.plots[plot], kind)[i].getData()
+    return (None, None) if x is None or len(x) == 0 else (x, y)
+
+
+def run_state(address: str) -> dict:
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        return c.status()
+
+
+def test_a_suite_runs_to_the_end_in_the_core_and_the_file_is_recorded(qtbot, make_window, tmp_path, address):
+    """The window starts its own core (`uartlab rig serve` on the twin rig), runs one free-motion trial
+    there, shows it live, and the core's file has the trial; the window's close shuts its core down."""
+    window = make_window()
+    connect(qtbot, window)
+    core = window.ops.core
+    assert core.started_here and window.source.startswith("live rig core")
+    choose_one_trial(window)
+    panel = window.protocol_panel
+    assert panel.selected_trials() == ["free/FDP"]
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase in MOVING, timeout=30000)
+    assert panel.buttons["pause"].isEnabled() and panel.buttons["abort"].isEnabled()
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    path = window.ops.recording["path"]
+    assert Path(path).parent == tmp_path / "rec"
+    qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
+    qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)              # joints
+    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)    # live model
+    qtbot.wait(500)
+    window.on_status()
+    assert window.recording_panel.file_label.text() == path
+    assert window.fps > 0
+    shoot(window, "protocol_running")
+    qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
+    assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
+    qtbot.waitUntil(lambda: window.ops.recording is None, timeout=15000)   # the run's own file, closed by the core
+    window.on_status()
+    assert panel.progress.value() == 1000
+    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
+    assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
+    shoot(window, "protocol_done")
+    panel.buttons["reset"].click()
+    qtbot.waitUntil(lambda: panel.buttons["start"].isEnabled(), timeout=5000)
+    with SessionFile(path) as f:
+        assert f.complete
+        trials = f.trials()
+        assert [t["name"] for t in trials] == ["free/FDP"] and trials[0]["parameters"]["kind"] == "free"
+        assert f.length("runner") > 50 and f.length("joints") > 50 and f.length("model") > 50
+    assert window.errors == []
+    process = core.process
+    window.close()
+    assert process.wait(30) == 0          # a core the window started leaves with it
+
+
+def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_window):
+    """Esc goes to the core's E-stop socket from the window's E-stop thread. The core (its own process, as
+    an operator runs it) records the E-stop within one control tick of the key press, turns torque off (the
+    driver reads Torque Enable back from every servo before the core acknowledges) and the run faults."""
+    window = make_window()
+    connect(qtbot, window)
+    core = window.ops.core
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    estops = core.hub.subscribe("test-estop", {"events"}, maxsize=1000)
+    pressed = time.monotonic()
+    qtbot.keyClick(window, Qt.Key.Key_Escape)
+    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()   # latched in the handler
+    qtbot.waitUntil(lambda: len(core.estop_acks) == 1, timeout=3000)               # torque off, read back
+    (ack,) = core.estop_acks
+    assert ack.error is None, ack.error
+    reason, sent, acked = ack.reason, ack.sent_s, ack.acked_s
+    qtbot.waitUntil(lambda: any(getattr(e, "kind", None) == EventKind.ESTOP for e in estops.drain()
+                                if estops.__setattr__("seen", e) is None), timeout=3000)
+    acted_at = estops.seen.host_time_s                  # the core's clock: CLOCK_MONOTONIC, one per machine
+    estops.close()
+    assert "key Esc" in estops.seen.message and reason == "operator E-stop (key Esc)"
+    print(f"E-stop: key press to sent {1e3 * (sent - pressed):.1f} ms, to the core acting "
+          f"{1e3 * (acted_at - pressed):.1f} ms, acknowledged (torque off read back) {1e3 * (acked - pressed):.1f} ms")
+    assert sent - pressed < 0.005, sent - pressed   # the window's part: queued in the key's own handler
+    # The core's part (its E-stop thread waking, the engine's lock) is one tick (10 ms) on a quiet machine;
+    # measured 50 ms with the load average at 30 on 2 cores. Bounded here by the issue's worst tick.
+    assert acted_at - pressed < 0.050 * ESTOP_SLACK, acted_at - pressed
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
+    window.on_status()
+    assert not window.protocol_panel.buttons["start"].isEnabled()   # latched: no run may start
+    shoot(window, "estop")
+    window.estop_reset.click()
+    assert not window.ops.estop_latched
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["start"].isEnabled(), timeout=5000)
+    assert window.errors == []
+
+
+def test_closing_the_window_mid_trial_leaves_the_trial_completing(qtbot, make_window, address):
+    """The window started the core; closed in the middle of a pull, it asks the core to leave after the
+    run: the trial completes, the file is closed whole, and then the core exits."""
+    window = make_window()
+    connect(qtbot, window)
+    process = window.ops.core.process
+    choose_one_trial(window)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    path = window.ops.recording["path"]
+    window.close()
+    assert process.poll() is None                       # the trial goes on without the window
+    status = run_state(address)["run"]
+    assert status["phase"] in [p.value for p in MOVING], status
+    assert process.wait(90) == 0                        # ... to its end, then the core leaves
+    with SessionFile(path) as f:
+        assert f.complete
+        (trial,) = f.trials()
+        assert trial["name"] == "free/FDP" and trial["outcome"] in ("settled", "settle timeout"), trial
+
+
+def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot, make_window, core_process,
+                                                                          address, tmp_path):
+    """A run submitted from elsewhere (`uartlab run` would do the same); a window attached seconds into it
+    draws the seconds before it attached at once, and the run's phase and trial."""
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, subscribe=False) as c:
+        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=1, folder=str(tmp_path / "rec"))
+        deadline = time.monotonic() + 30
+        while c.status()["run"].get("phase") != "ACTUATE":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    time.sleep(3.0)
+    window = make_window()
+    attached = time.monotonic()
+    connect(qtbot, window)
+    assert not window.ops.core.started_here
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
+    x, _ = curve_data(window, "tension")
+    assert x.min() < -(time.monotonic() - attached) - 2.5   # drawn from before the window attached
+    window.on_status()
+    assert window.protocol_panel.phase_label.text() in [p.value for p in MOVING]
+    assert "free/FDP" in window.protocol_panel.trial_label.text()
+    shoot(window, "attached_mid_run")
+    window.close()                                       # a core that was running before stays
+    assert core_process.poll() is None
+    deadline = time.monotonic() + 90
+    while run_state(address)["run"].get("state") != "over":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert run_state(address)["run"]["phase"] == "DONE"
+
+
+def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, make_window, twin):
+    window = make_window()
+    connect(qtbot, window)
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase in (Phase.PRETENSION, Phase.ACTUATE), timeout=30000)
+    twin.call("daq_stop")                                # the USB-6210 goes away mid-run
+    qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
+    text = window.interlock_label.text()
+    assert "USB-6210" in text and "cable" in text and "OK" not in text
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=10000)
+    window.on_status()
+    assert window.interlock_label.toolTip().startswith("USB-6210 Dev1: ")  # the device, then its error
+    shoot(window, "device_failed")
+
+
+def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, twin,
+                                                                              address):
+    window = make_window()
+    connect(qtbot, window)
+    panel = window.protocol_panel
+    choose_one_trial(window, record=False)
+    start = newest_excursion_m(address)                 # the servos are off: where the run will start
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    qtbot.wait(1500)                                    # FDP well into its pull
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
+    window.on_status()
+    assert not panel.buttons["release"].isEnabled()     # latched: nothing moves until the E-stop is reset
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
+    window.estop_reset.click()                          # acknowledges the run too
+    qtbot.waitUntil(lambda: panel.buttons["release"].isEnabled() and panel.buttons["return"].isEnabled(),
+                    timeout=5000)
+    panel.buttons["release"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any("tendons released: paid out FDP" in e for e in window.log.toPlainText().splitlines()), window.errors
+    assert window.errors == []
+    assert np.nanmax(twin.call("plant_state")[12:18]) < 0.2   # nothing carries load
+    qtbot.waitUntil(lambda: panel.buttons["return"].isEnabled(), timeout=5000)
+    panel.buttons["return"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=60000)
+    assert any(e.endswith("tendons back where the run started") for e in window.log.toPlainText().splitlines()), \
+        window.errors
+    excursions = newest_excursion_m(address)
+    np.testing.assert_allclose(excursions, start, atol=1e-3)
+    qtbot.waitUntil(lambda: panel.buttons["jog_in"].isEnabled(), timeout=5000)
+    panel.jog_tendon.setCurrentText("FDS")              # a nudge, on the core's engine too
+    panel.jog_step_mm.setValue(2.0)
+    panel.buttons["jog_in"].click()
+    qtbot.waitUntil(lambda: window.ops.moving is None, timeout=30000)
+    moved = newest_excursion_m(address) - excursions
+    assert moved[1] == pytest.approx(0.002, abs=5e-4) and np.all(np.abs(np.delete(moved, 1)) < 5e-4)
+    assert window.errors == []
+
+
+def test_recording_from_the_window_and_the_tare(qtbot, make_window, core_process, twin):
+    window = make_window()
+    connect(qtbot, window)
+    qtbot.waitUntil(lambda: curve_data(window, "tension")[0] is not None, timeout=5000)
+    window.rig_panel.tare_button.click()
+    window.recording_panel.start_button.click()
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    qtbot.wait(1000)
+    window.on_status()
+    path = window.ops.recording["path"]
+    assert window.recording_panel.file_label.text() == path and path.endswith(".h5")
+    assert window.recording_panel.drops_label.text() == "none"
+    assert window.rig_panel.table.rowCount() == 3 and window.interlock_label.text() == "interlocks: OK"
+    window.recording_panel.stop_button.click()
+    qtbot.waitUntil(lambda: window.recording_panel.start_button.isEnabled(), timeout=10000)
+    with SessionFile(path) as f:
+        assert f.complete and f.length("daq") > 500 and f.metadata.get("operator") == "tester"
+    hold_with_torque_on(qtbot, window, twin)   # the E-stop must take it off
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
+    assert window.ops.estop_latched and "E-STOP" in window.interlock_label.text()
+    window.ops.choose_suite("free_motion")
+    assert not window.protocol_panel.buttons["start"].isEnabled()  # latched: no run may start
+    qtbot.keyClick(window, Qt.Key.Key_Escape)  # pressing it again keeps it latched
+    assert window.ops.estop_latched
+    window.estop_reset.click()
+    assert not window.ops.estop_latched and window.interlock_label.text() == "interlocks: OK"
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["start"].isEnabled(), timeout=5000)
+    window.rig_panel.disconnect_button.click()    # a core that was running before stays
+    qtbot.waitUntil(lambda: window.rig_panel.connect_button.isEnabled(), timeout=10000)
+    assert core_process.poll() is None and run_state(window.core_address)["uptime_s"] > 0
+    assert window.errors == []
+
+
+def test_estop_acts_over_notifications_and_open_choosers(qtbot, make_window, twin):
+    """Nothing on screen takes the E-stop away: a notification showing, a file chooser open and focused."""
+    from PySide6.QtWidgets import QFileDialog
+
+    window = make_window()
+    connect(qtbot, window)
+    qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=5000)
+    hold_with_torque_on(qtbot, window, twin)
+    window.report_error("recording", "the disk is full")
+    assert window.notifications.isVisible()
+    (shown,) = window.notifications.visible_texts()
+    assert "the disk is full" in shown and "free space" in shown   # what happened, and the next step
+    window.rig_panel.browse_button.click()
+    (chooser,) = window.rig_panel.findChildren(QFileDialog)
+    qtbot.waitExposed(chooser)
+    assert not chooser.isModal()
+    chooser.activateWindow()
+    qtbot.keyClick(chooser.focusWidget() or chooser, Qt.Key.Key_Escape)
+    assert window.ops.estop_latched        # latched in the key's own handler, not a tick later
+    qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)
+    assert chooser.isVisible()             # the key was the E-stop's, not the chooser's "cancel"
+    shoot(window, "estop_over_notification")
+    chooser.close()
+    window.estop_reset.click()
+    assert not window.ops.estop_latched
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)  # the button, a notice still showing
+    assert window.ops.estop_latched and window.notifications.isVisible()
+    window.estop_reset.click()
+
+
+def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_window, core_process, tmp_path):
+    from uartlab.app.gui import bench
+    from uartlab.app.record.writer import SessionRecorder
+
+    specs = [s for s in bench.specs(1000.0, 100.0) if s.name in ("daq", "joints")]
+    path = tmp_path / "session_replay.h5"
+    with SessionRecorder(path, {"operator": "test"}, flush_interval_s=0.1) as rec:
+        for spec in specs:
+            rec.add_stream(spec)
+        synth = bench.Synth(specs)
+        for k in range(20):
+            for spec in specs:
+                rec.write(synth.record(spec.name, 500.0 + k * 0.1, int(spec.nominal_rate_hz * 0.1)))
+    window = make_window()
+    window.ops.open_replay(str(path))
+    qtbot.waitUntil(lambda: window.ops.replay is not None, timeout=5000)
+    connect(qtbot, window)
+    assert window.source.startswith("replay")     # attaching does not take the view from the replay
+    choose_one_trial(window, record=False)
+    window.protocol_panel.buttons["start"].click()
+    assert window.ops.replay is None and window.source.startswith("live")
+    qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
+    window.protocol_panel.buttons["abort"].click()
+    # The one short trial may have ended before the click reached the core: over either way.
+    qtbot.waitUntil(lambda: window.ops.phase in (Phase.ABORTED, Phase.DONE), timeout=10000)
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["reset"].isEnabled(), timeout=10000)  # closed
+    window.protocol_panel.buttons["reset"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is None, timeout=5000)
+    assert window.errors == []
+
+
+def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(qtbot, make_window, core_process,
+                                                                              address):
+    """On an unperturbed twin the model is the plant: the force on the fingertip it predicts and the one the
+    Nano17 measures, both in the world frame, agree within the sensor's noise - through the real window,
+    the real core, the real live model and the real drivers."""
+    window = make_window()
+    connect(qtbot, window)
+    choose_one_trial(window, "surface_contact", row=0, record=False)   # contact/Hook/FDP+ED@45deg
+    from uartlab.app.serve.client import CoreClient
+
+    with CoreClient(address, streams=["model"]) as c:    # every model record the core publishes during the run
+        model = c.hub.subscribe("test-model", {"model"}, maxsize=100_000)
+        window.protocol_panel.buttons["start"].click()
+        qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=30000)
+        qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
+        assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
+        qtbot.wait(500)                                  # the last records on their way
+        records = [r for r in model.drain() if getattr(r, "stream", None) == "model"]
+        model.close()
+    measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
+    predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
+    pressing = np.linalg.norm(measured, axis=1) > 0.2
+    assert pressing.sum() > 50                          # the finger pressed on the surface for a while
+    error = np.linalg.norm(measured[pressing] - predicted[pressing], axis=1)
+    assert np.median(error) < 0.05, np.median(error)   # measured here: 3 mN at 0.6 N pressing
+    qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)
+    shoot(window, "contact_trial")
+    window.protocol_panel.buttons["reset"].click()
+
+
+def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, address, tmp_path):
+    """`uartlab gui --core ADDR`, as an operator starts it, attaches to the running core during a trial and
+    is killed (SIGKILL): the trial completes and its file is whole."""
+    from uartlab.app.serve.client import CoreClient
+    from uartlab.schema import EVENTS
+
+    with CoreClient(address, streams=[EVENTS]) as c:
+        events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
+        trials = ["free/ED", "free/FDP", "free/FDS"]          # in the suite's order, which a run keeps; long enough
+                                                              # for a window to start on a busy PC
+        c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        gui = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui", "--core", address], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            seen: list = []
+            while not any(f"pid {gui.pid}" in e.message and "client attached" in e.message for e in seen):
+                assert gui.poll() is None and time.monotonic() < deadline, "the window never attached"
+                seen += events.drain()
+                time.sleep(0.1)
+            time.sleep(1.0)                                   # drawing the run
+            run = c.status()["run"]
+            assert run["state"] == "running", (run.get("phase"), run.get("fault_reason"), run.get("error"))
+        finally:
+            gui.kill()
+            gui.wait(10)
+        deadline = time.monotonic() + 180
+        while (run := c.status()["run"])["state"] != "over":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    assert run["phase"] == "DONE", (run.get("fault_reason"), run.get("error"))
+    (path,) = (tmp_path / "rec").glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete and [t["name"] for t in f.trials()] == trials
