@@ -74,6 +74,7 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
             "phases": phases, "gui_queue_drops": _drops(window) - drops0,
             "points_per_frame": window.plots.refresh(window.data, window.display_now()),
             "run_over_during_measurement": ops.phase in RUN_OVER,
+            "fault_reason": ops.run_status.fault_reason if ops.phase is Phase.FAULT else None,
             # CPU time, which a busy machine does not inflate: what a frame costs the GUI thread, and the
             # window's process (the mirror thread, the status poller) as a share of one core.
             "gui_thread_cpu_ms_per_frame": 1e3 * gui_cpu_s / max(paints, 1),
@@ -121,6 +122,8 @@ def main(args: argparse.Namespace) -> int:
               f"phases {' > '.join(result['phases'])}, {result['points_per_frame']} points per frame, "
               f"GUI queue drops {result['gui_queue_drops']})  goal >= {GOAL_FPS:g}: "
               f"{'ok' if result['fps_ok'] else 'MISSED'}")
+        if result["fault_reason"]:
+            print(f"  the trial faulted while measured: {result['fault_reason']}")
         print(f"  GUI thread CPU {result['gui_thread_cpu_ms_per_frame']:.1f} ms per frame drawn; the window's "
               f"process used {100 * result['window_process_cpu_share']:.0f} % of one core (load average "
               f"{os.getloadavg()[0]:.1f})")
