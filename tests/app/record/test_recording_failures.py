@@ -334,7 +334,7 @@ def flushed_daq_samples(path: Path) -> int:
 
     try:
         with SessionFile(path) as f:
-            return len(f.read("daq").host_time_s) if "daq" in f.streams else 0
+            return f.length("daq") if "daq" in f.streams else 0
     except InputFileError:   # not yet a file a reader can open
         return 0
 
