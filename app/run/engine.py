@@ -134,6 +134,8 @@ class Engine:
                 raise DeviceError("rig", f"the servos are already moved by {other.describe()}; stop it first")
             self.rig.engine = self  # claimed from the pre-flight on, so an E-stop meanwhile latches here
         try:
+            if self._aborted_before_arming():
+                return self
             self.preflight(preflight_timeout_s)
             start_m = self.start_m = np.asarray(self.latest.excursion_m, dtype=float).copy()  # "return to start"
             self._before_arm(start_m)
@@ -142,18 +144,33 @@ class Engine:
             with self._lock:
                 if self.estop_reason is not None:  # pressed during the pre-flight: torque stays off
                     raise PreflightError([f"E-stop before the servos were armed ({self.estop_reason})"])
+                if self._aborted_before_arming():
+                    return self
                 self._actuators.enable()
                 self._t0_host = time.monotonic()
                 self.latest.slope.clear()  # its samples were timed from the old origin
                 self.runner.arm(self._protocol_now())
         except BaseException:
-            with self._lock:
-                if self.rig.engine is self:
-                    self.rig.engine = None
-            self._no_gc.close()
+            self._release()
             raise
         self._thread.start()
         return self
+
+    def _aborted_before_arming(self) -> bool:
+        """An abort that came while the run was being prepared ends it there, ABORTED: the servos are never
+        enabled, nothing moves, and ``wait`` returns at once."""
+        with self._lock:
+            if self.runner.phase is not Phase.ABORTED:
+                return False
+        self._release()
+        self._finished.set()
+        return True
+
+    def _release(self) -> None:
+        with self._lock:
+            if self.rig.engine is self:
+                self.rig.engine = None
+        self._no_gc.close()
 
     def _before_arm(self, start_m: np.ndarray) -> None:
         """What a kind of run does after pre-flight, before the servos are enabled (the tendons at ``start_m``)."""

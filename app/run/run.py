@@ -102,6 +102,7 @@ class Run:
         self.session_summary: dict | None = None    # what the session's close said (drops, clock estimates)
         self.close_error: RecordingError | None = None  # the file failed after the run ended
         self.estop_reason: str | None = None
+        self.abort_reason: str | None = None
         self._outer = contextlib.ExitStack()         # the log file and the rig the run started: closed last
         self._lock = threading.Lock()                # the E-stop against start and close
         self._started = self._closed = self._session_closed = False
@@ -143,7 +144,11 @@ class Run:
             self.rig.hub.event(EventKind.CALIBRATION, "model", f"live model uses {source}")
         from uartlab.app.run.experiment import Experiment
 
-        self.experiment = Experiment(self.rig, self.suite, self.session, safe_action=self.safe_action)
+        experiment = Experiment(self.rig, self.suite, self.session, safe_action=self.safe_action)
+        with self._lock:
+            self.experiment, aborted = experiment, self.abort_reason
+        if aborted is not None:   # asked while the run was being assembled: it ends ABORTED before arming
+            experiment.abort(aborted)
 
     def _start_live_model(self) -> list[str]:
         if not self.want_live_model:
@@ -200,8 +205,13 @@ class Run:
             estop_rig(rig, reason)
 
     def abort(self, why: str = "operator abort") -> None:
-        if self.experiment is not None:
-            self.experiment.abort(why)
+        """The run goes to its safe action and ends ABORTED; asked before the servos are armed (while the
+        run is assembled or pre-flighted), it ends there and nothing moves."""
+        with self._lock:
+            self.abort_reason = self.abort_reason or why
+            experiment = self.experiment
+        if experiment is not None:
+            experiment.abort(why)
 
     def pause(self) -> None:
         self._assembled.pause()

@@ -162,6 +162,37 @@ def test_an_estop_while_the_run_assembles_refuses_the_start(tmp_path):
         assert [e.message for e in f.events() if e.kind == "estop"] == ["E-stop: pressed while starting"]
 
 
+def test_an_abort_while_the_run_assembles_ends_it_aborted_before_anything_moves(tmp_path):
+    """The operator's Abort reaches a run the core is still assembling: the run ends ABORTED, the servos are
+    never enabled, and the file says why."""
+    with Rig(twin_config()) as rig:
+        run = Run(short_suite(), rig=rig, folder=tmp_path, live_model=False)
+        run.abort("operator abort: pressed while starting")
+        run.start()
+        assert run.wait(0) and run.status().phase.name == "ABORTED"
+        assert not any(torque_enabled(rig)) and rig.engine is None
+        run.close()
+    with SessionFile(run.path) as f:
+        assert f.complete and f.trials() == []
+        assert any("pressed while starting" in e.message for e in f.events())
+
+
+def test_an_abort_during_the_preflight_ends_the_run_unarmed(tmp_path):
+    with Rig(twin_config()) as rig:
+        run = Run(short_suite(), rig=rig, folder=tmp_path, live_model=False).assemble()
+        rig._twin.motive.pause()                                 # the pre-flight waits for fresh mocap frames
+        time.sleep(1.2)
+        starter = threading.Thread(target=run.start)
+        starter.start()
+        assert wait_for(lambda: rig.engine is run.experiment, 5)  # claimed: in the pre-flight
+        run.abort("operator abort: pressed during the pre-flight")
+        rig._twin.motive.resume()                                # the pre-flight now passes
+        starter.join(10)
+        assert run.wait(5) and run.status().phase.name == "ABORTED"
+        assert not any(torque_enabled(rig)) and rig.engine is None
+        run.close()
+
+
 def test_an_estop_during_the_preflight_keeps_the_servos_unarmed(tmp_path):
     with Rig(twin_config()) as rig:
         run = Run(short_suite(), rig=rig, folder=tmp_path, live_model=False).assemble()

@@ -130,8 +130,8 @@ class Example:
         """Type ``key`` once the example reads the keyboard, until it prints ``then`` (None: until it ends).
 
         getch() calls tty.setraw, whose TCSAFLUSH drops whatever was typed before it: a key typed too early
-        is lost, on a real keyboard too (and clear_multi_turn's kbhit() sees a key that its getch() then
-        flushes). So the harness types only while the terminal is raw, and again if the example did not react.
+        is lost, on a real keyboard too. So the harness types only while the terminal is raw, and again if the
+        example did not react.
         """
         while True:
             running = self._drain()
@@ -147,6 +147,14 @@ class Example:
                 self._read(0.05)  # a retype is harmless: ``then`` is printed before the next key is read
             else:
                 time.sleep(0.005)
+
+    def type_ahead(self, key: str, then: str) -> None:
+        """Type ``key`` once, now, for a loop that polls with kbhit() and reads with a getch() that keeps the
+        queue (clear_multi_turn): the key waits in the terminal until the loop takes it, as a user's does.
+        Waiting for the loop's brief non-canonical window instead lost seconds under load while the servo
+        kept winding the tendon."""
+        os.write(self._keyboard, key.encode())
+        self.wait_for(then)
 
     def finish(self) -> str:
         """Read to the end; the example must exit 0 by itself and report no SDK or status-packet error."""
@@ -282,7 +290,7 @@ def test_p2_clear_multi_turn(example, bus2):
     # Past one revolution, then stop: the spool pulls the tendon, and the 256 turns the example asks for
     # would overload the SEA long before (the twin's servos are on the finger, not on a bench).
     ex.wait_until_position_above(mx64.TICKS_PER_REV + 50)
-    ex.press(SPACE, then="Stop & Clear Multi-Turn Information!")
+    ex.type_ahead(SPACE, then="Stop & Clear Multi-Turn Information!")
     ex.wait_for("Present Position has been reset. : ")
     ex.wait_for(PROMPT)
     ex.press(ESC, then=None)
