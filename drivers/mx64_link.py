@@ -17,12 +17,14 @@ the protocol and control table, the port, the counters) and ``tendon()`` and ``_
 
 from __future__ import annotations
 
+import socket
 import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import dynamixel_sdk as sdk
+import serial
 from uartlab.drivers import mx64
 from uartlab.drivers.interfaces import ActuatorSample, DeviceError
 
@@ -83,6 +85,7 @@ class _Port(sdk.PortHandler):
     """The SDK port with an optional floor under its ~34 ms packet timeout (for loaded hosts and twins)."""
 
     packet_timeout: float   # the SDK's, ms
+    is_open: bool
 
     def __init__(self, name: str, min_timeout_ms: float | None):
         super().__init__(name)
@@ -92,6 +95,22 @@ class _Port(sdk.PortHandler):
         super().setPacketTimeout(packet_length)
         if self.min_timeout_ms:
             self.packet_timeout = max(self.packet_timeout, self.min_timeout_ms)
+
+    def setupPort(self, cflag_baud):  # noqa: N802 (the SDK's name)
+        """As the SDK's, and a serial line given as a pyserial URL (``socket://host:port``: a serial-over-IP
+        adapter, or the bus twin of a twin rig) opened with ``serial_for_url``."""
+        if "://" not in self.port_name:
+            return super().setupPort(cflag_baud)
+        if self.is_open:
+            self.closePort()
+        self.ser = serial.serial_for_url(self.port_name, baudrate=self.baudrate, timeout=0)
+        line = getattr(self.ser, "_socket", None)   # pyserial's socket:// leaves Nagle on: each packet at once
+        if line is not None:
+            line.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.is_open = True
+        self.ser.reset_input_buffer()
+        self.tx_time_per_byte = (1000.0 / self.baudrate) * 10.0
+        return True
 
     def readPort(self, length):  # noqa: N802 (the SDK's name)
         # The SDK waits for a status packet by calling this in a tight loop on a non-blocking port: it holds

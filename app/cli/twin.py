@@ -172,7 +172,8 @@ def _announce(args: argparse.Namespace, rig: TwinRig, control_endpoint: str) -> 
     if args.json:
         assert rig.bus is not None and rig.daq is not None and rig.motive is not None  # started
         print(json.dumps({
-            "pid": os.getpid(), "bus_port": rig.bus.port, "dxl_protocol": config.dxl_protocol,
+            "pid": os.getpid(), "bus_port": rig.bus.port, "bus_url": rig.bus.url,
+            "dxl_protocol": config.dxl_protocol,
             "servo_ids": list(config.servo_ids), "daq_address": rig.daq.address, "daq_device": config.daq_device,
             "natnet_address": config.natnet_address, "natnet_command_port": rig.motive.command_port,
             "natnet_data_port": rig.motive.data_port, "control": control_endpoint,

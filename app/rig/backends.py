@@ -54,7 +54,7 @@ MOCAP = {
     "real": Backend(FACTORIES, "optitrack", on_twin=False),
     "twin": Backend(FACTORIES, "optitrack_on_twin", on_twin=True),
 }
-# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started twin rig with ``bus.port``,
+# The twin rig that hosts every "twin" device: (config: RigConfig) -> a started twin rig with ``bus.url``,
 # ``daq.grpc_options()``, ``motive.command_port`` and ``plant``. By default its own process, as a real rig's
 # devices are (`uartlab twin up`, app/rig/twin_process.py); in this process only when a caller asks for it.
 TWIN_RIG = {

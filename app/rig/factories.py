@@ -30,8 +30,9 @@ def mx64_bus(config: RigConfig, twin, time_scale: float) -> Actuators:
 
 
 def mx64_bus_on_twin(config: RigConfig, twin, time_scale: float) -> Actuators:
-    """The MX-64 driver on the bus twin's pty."""
-    return _mx64_bus(config, twin.bus.port)
+    """The MX-64 driver on the bus twin, over its TCP line: a pty's bytes wait for a kernel worker that a busy
+    machine starves (drivers/twins/dxl_bus.py)."""
+    return _mx64_bus(config, twin.bus.url)
 
 
 def _mx64_bus(config: RigConfig, port: str) -> Actuators:

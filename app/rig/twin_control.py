@@ -72,6 +72,13 @@ def _truth(twin) -> dict[str, Any]:
             "motive_from_world": np.array(cfg.motive_from_world), "motive_origin_m": tuple(cfg.motive_origin_m)}
 
 
+def _bus_stats(twin) -> dict[str, Any]:
+    stats = twin.bus.stats
+    return {"packets": stats.packets, "replies": stats.replies, "garbage_bytes": stats.garbage_bytes,
+            "errors": dict(stats.errors), "slowest_reply_s": stats.slowest_reply_s,
+            "realtime": bool(twin.bus.realtime), "plant_lag_s": twin.clock.lag_s if twin.clock else 0.0}
+
+
 OPERATIONS: dict[str, Operation] = {
     "ping": Operation("answers 'pong'", lambda twin: "pong"),
     "place": Operation("place the finger: pose (Flex/Hook/Curl), surface_angle_deg (None: free)",
@@ -82,6 +89,8 @@ OPERATIONS: dict[str, Operation] = {
     "nano17_bias_volts": Operation("the Nano17 twin's gauge offsets (V)",
                                    lambda twin: np.array(twin.plant.nano17.bias_volts)),
     "servos": Operation("every servo: angle, goal, torque, hardware error, Bus Watchdog tripped", _servos),
+    "bus_stats": Operation("the bus twin's counters (packets, replies, errors, slowest answer s), whether its "
+                           "thread got real-time scheduling, the plant clock's lag s", _bus_stats),
     "inject_overload": Operation("servo i (0-based) shuts down with Overload",
                                  lambda twin, i: twin.plant.inject_overload(int(i))),
     "daq_stop": Operation("the NI gRPC server goes away (the USB-6210 unplugged)", lambda twin: twin.daq.stop()),

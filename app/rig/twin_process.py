@@ -1,7 +1,7 @@
 """The twin rig as a separate device: `uartlab twin up` in its own process, started and stopped by the rig.
 
     twin = TwinProcess.for_rig(config).start()   # returns once every twin listens (or one clear error)
-    twin.bus.port, twin.daq.grpc_options(""), twin.motive.command_port   # what the factories connect to
+    twin.bus.url, twin.daq.grpc_options(""), twin.motive.command_port   # what the factories connect to
     twin.plant.state(); twin.plant.place("Hook", 30.0); twin.daq.stall()  # over the control channel
     twin.stop()                                    # SIGTERM, then SIGKILL after a timeout; reaped
 
@@ -58,7 +58,8 @@ def twin_up_arguments(config: RigConfig) -> list[str]:
 
 @dataclass
 class TwinBus:
-    port: str               # the pty the MX-64 driver opens as its serial port
+    port: str               # the pty, for any serial program (the vendor's examples)
+    url: str                # the same bus over TCP loopback: what the rig's MX-64 driver opens (dxl_bus.py)
 
 
 @dataclass
@@ -230,7 +231,7 @@ class TwinProcess:
             self.endpoints = self._endpoints_line()
             e = self.endpoints
             self._control = control = TwinControl(e["control"])
-            self.bus = TwinBus(e["bus_port"])
+            self.bus = TwinBus(e["bus_port"], e["bus_url"])
             self.daq = TwinDaq(e["daq_address"], e["daq_device"], control)
             self.motive = TwinMotive(e["natnet_address"], int(e["natnet_command_port"]), int(e["natnet_data_port"]),
                                      control)

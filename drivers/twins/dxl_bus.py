@@ -2,6 +2,14 @@
 
     with DxlBusTwin(plant, protocol=2.0, return_delay_us=0) as bus:
         port = dynamixel_sdk.PortHandler(bus.port)   # the unmodified vendor SDK talks to it
+        bus.url                                      # the same bus as a serial line over TCP (socket://...)
+
+Two ways onto the one bus: the pty, which any serial program opens by name (the vendor's examples), and a
+TCP loopback port in pyserial's ``socket://`` form, as a serial-over-IP adapter serves a line. The rig core
+uses the second. Bytes written to a pty reach its other side only when the kernel's tty worker (a kworker
+at normal priority) has run, and a reader's select() waits for that worker: on a busy machine it queued
+38 ms to over a second behind CPU-bound processes (perf sched), whatever the reader's own priority, and the
+driver missed its replies. Loopback TCP delivers in the sender's own system call.
 
 Each servo keeps the real control table of its firmware (drivers/mx64.py) in a bytearray; reads of present
 values come from ``plant.servo_state(i)``, writes of torque, goal and profile go to the plant. Servo index i in
@@ -38,6 +46,7 @@ import logging
 import os
 import random
 import select
+import socket
 import threading
 import time
 import tty
@@ -109,6 +118,15 @@ class BusFaults:
         return None
 
 
+@dataclass
+class _Line:
+    """One way onto the bus (the pty's master, or the TCP host's socket): its bytes not yet served."""
+
+    fd: int
+    buf: bytearray = field(default_factory=bytearray)
+    last_byte_s: float = 0.0
+
+
 class DxlBusTwin:
     """Six MX-64s answering Dynamixel Protocol 2.0 (or 1.0) on a pty; ``port`` is the path for PortHandler."""
 
@@ -130,6 +148,9 @@ class DxlBusTwin:
         self._thread: threading.Thread | None = None
         self._master = self._slave = -1
         self._port = ""
+        self._listener: socket.socket | None = None
+        self._host: socket.socket | None = None   # the one host connected over TCP (a line has one host)
+        self._sink = -1                            # where the packet being served came from: its reply goes there
         self._heard_at = 0.0  # when the bytes that completed the packet being served were read
         self.realtime = False  # whether the serving thread got SCHED_FIFO (drivers/twins/realtime.py)
 
@@ -140,7 +161,17 @@ class DxlBusTwin:
             raise RuntimeError("the bus twin is not started")
         return self._port
 
+    @property
+    def url(self) -> str:
+        """The bus as a serial line over TCP, for pyserial's ``serial_for_url``."""
+        if self._listener is None:
+            raise RuntimeError("the bus twin is not started")
+        host, port = self._listener.getsockname()[:2]
+        return f"socket://{host}:{port}"
+
     def start(self) -> DxlBusTwin:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.setblocking(False)
         self._master, self._slave = os.openpty()
         # Raw before anyone opens it, so the line discipline never echoes or maps CR/LF (device-notes 2);
         # the twin keeps the slave open so the master never sees EIO when the host closes its side.
@@ -161,6 +192,10 @@ class DxlBusTwin:
             if fd >= 0:
                 os.close(fd)
         self._master = self._slave = -1
+        for sock in (self._host, self._listener):
+            if sock is not None:
+                sock.close()
+        self._host = self._listener = None
 
     def __enter__(self) -> DxlBusTwin:
         return self.start()
@@ -199,34 +234,68 @@ class DxlBusTwin:
     # ------------------------------------------------------------ serving thread
     def _run(self) -> None:
         self.realtime = realtime.ask_for_realtime(realtime.BUS_PRIORITY)
-        buf = bytearray()
-        last_byte = time.monotonic()
+        assert self._listener is not None
+        pty, tcp = _Line(self._master), _Line(-1)
         while not self._stop.is_set():
-            ready, _, _ = select.select([self._master], [], [], POLL_S)
+            listening = self._listener.fileno()
+            sources = [self._master, listening] + ([tcp.fd] if tcp.fd >= 0 else [])
+            ready, _, _ = select.select(sources, [], [], POLL_S)
             now = time.monotonic()
-            if ready:
-                try:
-                    chunk = os.read(self._master, 4096)
-                except (BlockingIOError, InterruptedError):
-                    chunk = b""
-                except OSError:  # EIO: no slave open at the moment; wait for the host
-                    chunk = b""
-                    time.sleep(POLL_S)
-                if chunk:
-                    self.stats.bytes_in += len(chunk)
-                    buf += chunk
-                    last_byte = self._heard_at = now
-                    if len(buf) > RX_BUFFER_MAX:
-                        self.stats.garbage_bytes += len(buf) - RX_BUFFER_MAX
-                        del buf[:len(buf) - RX_BUFFER_MAX]
-            self._drain(buf)
-            if buf and now - last_byte > INTER_BYTE_TIMEOUT_S:
-                self.stats.garbage_bytes += 1  # a header that never completed: look for the next one
-                del buf[0]
-                self._drain(buf)
+            if listening in ready:
+                self._accept(tcp)
+            for line in (pty, tcp):
+                if line.fd >= 0 and line.fd in ready:
+                    self._receive(line, now)
+                self._serve(line, now)
             with self._lock:
                 for s in self.servos:
                     s.check_watchdog(now)
+
+    def _accept(self, tcp: _Line) -> None:
+        """A host connects over TCP; one connected before has gone (a serial line has one host)."""
+        assert self._listener is not None
+        try:
+            host, _ = self._listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        if self._host is not None:
+            self._host.close()
+        host.setblocking(False)
+        host.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # each status packet leaves at once
+        self._host, tcp.fd = host, host.fileno()
+        tcp.buf.clear()
+
+    def _receive(self, line: _Line, now: float) -> None:
+        try:
+            chunk = os.read(line.fd, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:  # pty EIO: no slave open at the moment; a TCP reset: the host is gone
+            chunk = b""
+        if not chunk:
+            if line.fd == self._master:
+                time.sleep(POLL_S)   # wait for a host to open the pty
+            elif self._host is not None:
+                self._host.close()   # the TCP host hung up
+                self._host, line.fd = None, -1
+                line.buf.clear()
+            return
+        self.stats.bytes_in += len(chunk)
+        line.buf += chunk
+        line.last_byte_s = self._heard_at = now
+        if len(line.buf) > RX_BUFFER_MAX:
+            self.stats.garbage_bytes += len(line.buf) - RX_BUFFER_MAX
+            del line.buf[:len(line.buf) - RX_BUFFER_MAX]
+
+    def _serve(self, line: _Line, now: float) -> None:
+        if not line.buf:
+            return
+        self._sink = line.fd
+        self._drain(line.buf)
+        if line.buf and now - line.last_byte_s > INTER_BYTE_TIMEOUT_S:
+            self.stats.garbage_bytes += 1  # a header that never completed: look for the next one
+            del line.buf[0]
+            self._drain(line.buf)
 
     def _drain(self, buf: bytearray) -> None:
         while buf:
@@ -399,7 +468,7 @@ class DxlBusTwin:
         # Counted before the bytes are visible: a driver that has read the reply never sees a count without it.
         self.stats.replies += 1
         try:
-            os.write(self._master, packet)
+            os.write(self._sink, packet)
             self.stats.slowest_reply_s = max(self.stats.slowest_reply_s, time.monotonic() - self._heard_at)
         except (BlockingIOError, OSError):  # nobody reading and the pty buffer full: the bytes are lost
             self.stats.replies -= 1

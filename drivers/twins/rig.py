@@ -86,6 +86,7 @@ class TwinRig:
             motive += f" multicast {cfg.natnet_multicast_group}"
         return {
             f"MX-64 bus (Dynamixel Protocol {cfg.dxl_protocol:.1f}, pty)": self.bus.port,
+            "MX-64 bus, the same, as a serial line over TCP": self.bus.url,
             "USB-6210 (NI-DAQmx gRPC)": f"{self.daq.address}  device {cfg.daq_device}",
             f"Motive (NatNet {natnet})": motive,
         }

@@ -41,8 +41,10 @@ def test_twin_up_json_is_one_line_of_endpoints_for_a_parent_then_the_control_cha
                             text=True)
     try:
         endpoints = json.loads(proc.stdout.readline())
-        assert set(endpoints) == {"pid", "bus_port", "dxl_protocol", "servo_ids", "daq_address", "daq_device",
-                                  "natnet_address", "natnet_command_port", "natnet_data_port", "control"}
+        assert set(endpoints) == {"pid", "bus_port", "bus_url", "dxl_protocol", "servo_ids", "daq_address",
+                                  "daq_device", "natnet_address", "natnet_command_port", "natnet_data_port",
+                                  "control"}
+        assert endpoints["bus_url"].startswith("socket://127.0.0.1:")
         assert endpoints["pid"] == proc.pid and endpoints["bus_port"].startswith("/dev/pts/")
         control = TwinControl(endpoints["control"])
         assert control.call("ping") == "pong" and len(control.call("servos")) == 6
