@@ -470,6 +470,6 @@ class DxlBusTwin:
         try:
             os.write(self._sink, packet)
             self.stats.slowest_reply_s = max(self.stats.slowest_reply_s, time.monotonic() - self._heard_at)
-        except (BlockingIOError, OSError):  # nobody reading and the pty buffer full: the bytes are lost
+        except (BlockingIOError, OSError):  # nobody reading and the pty buffer full, or the TCP host gone: lost
             self.stats.replies -= 1
             self.stats.errors["tx overflow"] += 1

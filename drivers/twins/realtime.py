@@ -9,7 +9,6 @@ no, the twins run as before: never required. Only threads that sleep between sho
 
 from __future__ import annotations
 
-import gc
 import os
 
 BUS_PRIORITY = 10    # the Dynamixel bus twin's serving thread
@@ -25,12 +24,3 @@ def ask_for_realtime(priority: int) -> bool:
         return False
     return True
 
-
-def freeze_heap() -> None:
-    """For a process that only serves twins, once they are up: what start-up built (the plant's kernels,
-    gRPC, NumPy; hundreds of thousands of objects) goes to the permanent generation, never scanned again.
-    A full collection walks every tracked object while holding the GIL; in a normal-priority thread on a
-    busy machine that took over a second, and the bus thread missed its replies for all of it. Automatic
-    collection stays on for what is allocated while serving."""
-    gc.collect()
-    gc.freeze()
