@@ -32,12 +32,14 @@ from typing import Any
 
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
 from uartlab.hub import Hub, Subscription
+from uartlab.processes import end_process
 from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
 START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
 PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
+STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
 STATUS_TIMEOUT_S = 2.0     # a status the core has not answered by then is stale: the poller asks again
 VIEWER_QUEUE = 10_000      # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 
@@ -88,7 +90,7 @@ class CoreLink:
             return cls(client, viewer, process)
         except BaseException:
             if process is not None:
-                stop_process(process)
+                end_process(process, STOP_TIMEOUT_S)
             raise
 
     @property
@@ -170,10 +172,7 @@ class CoreLink:
             self.viewer.close()
             self.client.close()
             if self.process is not None and shutdown and not run_going:   # else it exits after its run
-                try:
-                    self.process.wait(SHUTDOWN_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    stop_process(self.process)
+                end_process(self.process, STOP_TIMEOUT_S, wait_first_s=SHUTDOWN_TIMEOUT_S)
 
 
 def _run_going(status: dict | None) -> bool:
@@ -253,11 +252,3 @@ def _last_words(process: subprocess.Popen) -> str:
     return lines[-1] if lines else ""
 
 
-def stop_process(process: subprocess.Popen, timeout_s: float = 5.0) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

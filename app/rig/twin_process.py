@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 from uartlab.app.rig.twin_control import TwinControl, TwinServo
 from uartlab.errors import DeviceError
+from uartlab.processes import end_process
 
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
@@ -288,13 +288,7 @@ class TwinProcess:
             self.daq.close_channels()
         process = self.process
         if process is not None:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout_s)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            end_process(process, timeout_s)
             for pipe in (process.stdin, process.stdout):
                 if pipe is not None:
                     pipe.close()

@@ -42,6 +42,7 @@ from typing import IO
 from uartlab.app.run.residuals import ResidualSummary, TrialResiduals
 from uartlab.app.serve.model_job import ModelJob
 from uartlab.hub import Hub, Subscription
+from uartlab.processes import end_process
 from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, EventKind, model_spec
 from uartlab.streams import Event, Record
 
@@ -162,19 +163,12 @@ class ModelSupervisor:
         return self.final_report or self.last_report
 
     def _end(self, proc: subprocess.Popen) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=CLOSE_WAIT_S)
-        except subprocess.TimeoutExpired:
-            if self.job is not None:
-                self.say(EventKind.MODEL, f"the live model process did not exit within {CLOSE_WAIT_S:g} s of "
-                                             "its stop; terminated")
-            proc.terminate()
-            try:
-                proc.wait(timeout=KILL_WAIT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self.returncode = proc.returncode
+        if proc.poll() is None and self.job is not None:
+            self.say(EventKind.MODEL, f"the live model process did not exit within {CLOSE_WAIT_S:g} s of "
+                                         "its stop; terminated")
+        self.returncode = end_process(proc, KILL_WAIT_S)
 
     # ------------------------------------------------------------ what it says
     def _read_hub(self, watch: Subscription) -> None:

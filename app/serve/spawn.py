@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from uartlab.app.serve.client import CoreClient, NoCoreError
 from uartlab.errors import EXIT_BAD_INPUT, ConfigError, DeviceError
+from uartlab.processes import end_process
 
 START_TIMEOUT_S = 90.0    # est.: the twin rig starts in 3-10 s; a loaded 2-core machine takes several times that
 STOP_TIMEOUT_S = 30.0     # a run's abort, the file's close and the rig's stop
@@ -72,10 +72,4 @@ def _wait_ready(child: subprocess.Popen, base: str, err) -> None:
 
 
 def stop(child: subprocess.Popen) -> None:
-    if child.poll() is None:
-        child.send_signal(signal.SIGTERM)
-        try:
-            child.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+    end_process(child, STOP_TIMEOUT_S)

@@ -1,0 +1,29 @@
+"""The one way a parent ends a child process it started (a twin, the rig core, the live model, a bench's
+drawing window): ask, wait, then insist, and always reap.
+
+    end_process(child, timeout_s=5.0)   # SIGTERM; SIGKILL if it is still there after timeout_s; waited for
+
+SIGTERM first because every uartlab process turns it into an orderly stop (torque off or hold, files
+closed); SIGKILL only for one that hangs, so no child outlives its parent as a zombie or an orphan.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+
+
+def end_process(child: subprocess.Popen, timeout_s: float, *, wait_first_s: float = 0.0) -> int:
+    """End ``child`` and return its exit status. ``wait_first_s``: time to leave it to exit by itself (after
+    it was told to by other means) before SIGTERM. Safe on a child that has already exited."""
+    for ask, wait_s in ((None, wait_first_s), (signal.SIGTERM, timeout_s)):
+        if child.poll() is not None:
+            return child.returncode
+        if ask is not None:
+            child.send_signal(ask)
+        try:
+            return child.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            pass
+    child.kill()
+    return child.wait()
