@@ -184,6 +184,28 @@ class Phase(StrEnum):
 PHASES: tuple[Phase, ...] = tuple(Phase)  # the recorded `phase` field (runner, model streams) indexes this
 
 
+class Outcome(StrEnum):
+    """How a started trial ended: the word its outcome (a trial's ``outcome`` in the status and the session
+    file) starts with. A trip or an E-stop adds its reason after a colon: ``"tripped: tendon FDP 41.2 N over
+    the 40 N limit"``; ``outcome_of(text)`` reads the word back."""
+
+    SETTLED = "settled"
+    SETTLE_TIMEOUT = "settle timeout"
+    INTERRUPTED = "interrupted by pause"    # run again on resume
+    ABORTED = "aborted"
+    TRIPPED = "tripped"                      # an interlock or a device fault, with the safe action
+    ESTOPPED = "E-stopped"
+
+    def because(self, reason: str) -> str:
+        return f"{self.value}: {reason}"
+
+
+def outcome_of(text: str) -> Outcome | None:
+    """The Outcome an outcome text starts with (None: a word this version does not know)."""
+    word = text.split(":", 1)[0].strip()
+    return Outcome(word) if word in Outcome._value2member_map_ else None
+
+
 def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
     return (
         FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p}" for i, p in enumerate(phase_names))),

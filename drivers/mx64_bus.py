@@ -353,7 +353,7 @@ class Mx64Bus(Mx64Link):
             dxl_id, bits = self.ids[k], int(hw[k])
             names = [n for b, n in HW_ERROR_NAMES.items() if bits & b] or [f"0x{bits:02X}"]
             others = [f"ID {self.ids[j]} ({TENDONS[j]})" for j in np.flatnonzero(hw) if j != k]
-            what = f"hardware error {', '.join(names)}: shut down, reboot({dxl_id}) to clear" + (
+            what = f"hardware error {', '.join(names)}: shut down until rebooted or power-cycled" + (
                 f"; also {', '.join(others)}" if others else "")
         self._event(dxl_id, "hardware error" if hw is not None else "fault", what)
         self._safe_torque_off()

@@ -42,7 +42,7 @@ from uartlab.protocols.interlocks import InterlockLimits, Interlocks, Observatio
 from uartlab.protocols.limits import DEFAULT_PRETENSION_MAX_M, Limits, excursion_overruns
 from uartlab.protocols.suite import Suite, SuiteTrial
 from uartlab.protocols.trajectories import Trajectory
-from uartlab.schema import PHASES, Phase  # noqa: F401 - declared with the runner stream, which records a phase as its index
+from uartlab.schema import PHASES, Outcome, Phase  # noqa: F401 - declared with the runner stream, which records a phase as its index
 from uartlab.sim.names import TENDONS
 from uartlab.sim.scenarios import MIN_PRETENSION_N
 from uartlab.streams import Event, EventKind
@@ -83,7 +83,7 @@ class Command:
 class TrialResult:
     trial: str
     repeat: int
-    outcome: str               # "settled", "settle timeout", "interrupted by pause"
+    outcome: str               # an Outcome's text, a trip's or an E-stop's reason after a colon (core/schema.py)
     settle_time_s: float | None
 
 
@@ -189,7 +189,7 @@ class Runner(LatchingRunner):
         before_record = self._paused_from in (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE)
         if before_record:
             trial, repeat = self.plan[self._index]
-            self.results.append(TrialResult(trial.name, repeat, "interrupted by pause", None))
+            self.results.append(TrialResult(trial.name, repeat, Outcome.INTERRUPTED, None))
         elif self._paused_from is Phase.RETURN:
             self._index += 1
         self._start_trial(now_s, "resumed")
@@ -303,11 +303,11 @@ class Runner(LatchingRunner):
         still = self._still(obs)
         self._still_since = (self._still_since if self._still_since is not None else now_s) if still else None
         if self._still_since is not None and now_s - self._still_since >= s.hold_s:
-            self._finish_trial(now_s, "settled")
+            self._finish_trial(now_s, Outcome.SETTLED)
         elif now_s - self._since >= s.timeout_s:
-            self._finish_trial(now_s, "settle timeout")
+            self._finish_trial(now_s, Outcome.SETTLE_TIMEOUT)
 
-    def _finish_trial(self, now_s: float, outcome: str) -> None:
+    def _finish_trial(self, now_s: float, outcome: Outcome) -> None:
         trial, repeat = self.plan[self._index]
         self.results.append(TrialResult(trial.name, repeat, outcome, now_s - self._since))
         self._go(Phase.RECORD, now_s, f"{self._label()}: {outcome} after {now_s - self._since:.3f} s")
@@ -330,6 +330,23 @@ class Runner(LatchingRunner):
                 return
         self._index += 1
         self._start_trial(now_s, "next")
+
+    def _go(self, phase: Phase, now_s: float, detail: str) -> None:
+        """A run that ends mid-trial gives that trial its outcome (tripped, E-stopped or aborted, with why)
+        before the phase's event, so every started trial has one and the run's progress counts it."""
+        if phase in (Phase.FAULT, Phase.ABORTED) and self._trial_in_progress():
+            trial, repeat = self.plan[self._index]
+            outcome = (Outcome.ABORTED if phase is Phase.ABORTED else
+                       Outcome.ESTOPPED if self._estopped else Outcome.TRIPPED)
+            why = detail.removeprefix("E-stop: ") if outcome is Outcome.ESTOPPED else detail
+            self.results.append(TrialResult(trial.name, repeat, outcome.because(why), None))
+        super()._go(phase, now_s, detail)
+
+    def _trial_in_progress(self) -> bool:
+        """Pretensioned, pulled or settling (or paused there), with no outcome yet."""
+        started = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE)
+        return self._index < len(self.plan) and (self.phase in started or (
+            self.phase is Phase.PAUSED and self._paused_from in started and not self._awaiting_setup))
 
     # ------------------------------------------------------------ helpers
     def _still(self, obs: Observation) -> bool:

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 MODES = {"file": QFileDialog.FileMode.ExistingFile, "files": QFileDialog.FileMode.ExistingFiles,
-         "folder": QFileDialog.FileMode.Directory}
+         "folder": QFileDialog.FileMode.Directory, "save": QFileDialog.FileMode.AnyFile}
 
 
 def choose(parent: QWidget, title: str, start: str, on_chosen: Callable, *, mode: str = "file",
@@ -26,6 +26,8 @@ def choose(parent: QWidget, title: str, start: str, on_chosen: Callable, *, mode
     dialog.setFileMode(MODES[mode])
     if mode == "folder":
         dialog.setOption(QFileDialog.Option.ShowDirsOnly)
+    if mode == "save":   # a new file's name; Qt asks before replacing an existing one
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     if mode == "files":
         dialog.filesSelected.connect(lambda paths: paths and on_chosen(list(paths)))
     else:

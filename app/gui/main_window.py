@@ -47,13 +47,16 @@ from uartlab.app.gui.operations import Operations
 from uartlab.app.gui.panels.calibration import CalibrationPanel
 from uartlab.app.gui.panels.compare import ComparePanel
 from uartlab.app.gui.panels.protocol import ProtocolPanel
-from uartlab.app.gui.panels.recording import RecordingPanel
+from uartlab.app.gui.panels.recording import RecordingPanel, human_size
 from uartlab.app.gui.panels.replay import ReplayPanel
+from uartlab.app.gui.panels.results import ResultsPanel
 from uartlab.app.gui.panels.rig import RigPanel
 from uartlab.app.gui.pose_view import PoseView
 from uartlab.app.gui.settings import operator_settings
 from uartlab.app.gui.tasks import Tasks
+from uartlab.app.gui.wording import for_operator
 from uartlab.hub import Hub, Subscription
+from uartlab.schema import MODEL_STREAM
 from uartlab.streams import Event
 
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
         self.protocol_panel = ProtocolPanel()
         self.recording_panel = RecordingPanel()
         self.replay_panel = ReplayPanel()
+        self.results_panel = ResultsPanel()
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(LOG_LINES)
@@ -117,8 +121,8 @@ class MainWindow(QMainWindow):
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         for name, widget, area in (("Rig", self.rig_panel, left), ("Protocol", self.protocol_panel, left),
-                                   ("Recording", self.recording_panel, left), ("Replay", self.replay_panel, bottom),
-                                   ("Log", self.log, bottom)):
+                                   ("Recording", self.recording_panel, left), ("Results", self.results_panel, bottom),
+                                   ("Replay", self.replay_panel, bottom), ("Log", self.log, bottom)):
             dock = QDockWidget(name, self)
             dock.setObjectName(f"dock_{name}")
             dock.setWidget(widget)
@@ -126,16 +130,25 @@ class MainWindow(QMainWindow):
             self.docks[name] = dock
         self.tabifyDockWidget(self.docks["Rig"], self.docks["Protocol"])
         self.tabifyDockWidget(self.docks["Protocol"], self.docks["Recording"])
+        self.tabifyDockWidget(self.docks["Results"], self.docks["Replay"])
         self.tabifyDockWidget(self.docks["Replay"], self.docks["Log"])
         self.docks["Rig"].raise_()
-        self.docks["Replay"].raise_()
-        self.resizeDocks([self.docks["Replay"]], [170], Qt.Orientation.Vertical)  # the plots get the height
+        self.docks["Results"].raise_()
+        self.resizeDocks([self.docks["Results"]], [190], Qt.Orientation.Vertical)  # the plots get the height
 
         self._build_toolbar()
+        # Always in sight, whichever tab or dock is up: what is being recorded, where the data comes from,
+        # and whether every device is answering.
+        self.recording_label = QLabel()
         self.source_label = QLabel("no source")
+        self.devices_label = QLabel()
         self.fps_label = QLabel("")
+        self.statusBar().addWidget(self.recording_label)
         self.statusBar().addWidget(self.source_label, 1)
+        self.statusBar().addPermanentWidget(self.devices_label)
         self.statusBar().addPermanentWidget(self.fps_label)
+        self.show_recording(None)
+        self.show_devices({})
 
         self.ops = Operations(self)
         for box in (self.plots.residuals_box, self.plots.freeze_box):
@@ -143,6 +156,8 @@ class MainWindow(QMainWindow):
         self.compare.message.connect(self.log_line)
         self.compare.error.connect(lambda what, why: self.report_error(what, why))
         self.calibration.rig_source = lambda: (self.rig_panel.config_edit.text().strip(), self.ops.connected)
+        self.results_panel.message.connect(self.log_line)
+        self.results_panel.error.connect(lambda what, why: self.report_error(what, why))
         self.calibration.message.connect(self.log_line)
         self.calibration.error.connect(lambda what, why: self.report_error(what, why))
 
@@ -192,17 +207,49 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         self.menuBar().addMenu("&File").addAction(quit_action)
 
+    def show_recording(self, recording: dict | None, size_bytes: int | None = None) -> None:
+        """The status bar's recording indicator: the file, how long, how big; or that nothing is recorded."""
+        if recording is None:
+            self.recording_label.setText("○ not recording")
+            self.recording_label.setStyleSheet("color: #666666")
+            self.recording_label.setToolTip("")
+            return
+        size = "" if size_bytes is None else f", {human_size(size_bytes)}"
+        minutes, seconds = divmod(int(recording.get("elapsed_s", 0)), 60)
+        self.recording_label.setText(f"● REC {Path(recording['path']).name} ({minutes}:{seconds:02d}{size})")
+        self.recording_label.setStyleSheet("color: #c62828; font-weight: bold")
+        self.recording_label.setToolTip(str(recording["path"]))
+
+    def show_devices(self, devices: dict[str, dict], twin: bool = False) -> None:
+        """The status bar's device health: each device's state in a word, red when one has failed."""
+        if not devices:
+            self.devices_label.setText("devices: –")
+            self.devices_label.setStyleSheet("color: #666666")
+            return
+        words = {"streaming": "OK"}
+        text = " · ".join(f"{name} {words.get(h['state'], h['state'])}" for name, h in devices.items())
+        failed = any(h["state"] == "failed" for h in devices.values())
+        self.devices_label.setText(("twin " if twin else "") + text)
+        self.devices_label.setStyleSheet("color: #c62828; font-weight: bold" if failed else
+                                         "color: #2e7d32" if all(h["state"] == "streaming" for h in devices.values())
+                                         else "color: #e65100")
+
     def show_interlocks(self, reason: str | None, estop: bool, failed_devices: dict[str, str] | None = None,
                         connected: bool = True) -> None:
         """The safety indicator: E-stop, a failed device (named, with what to do; its error in the tooltip),
         a trip, or OK only when a rig is connected and every device is healthy."""
-        self.protocol_panel.set_interlocks(reason, estop)
         failed_devices = failed_devices or {}
         self.interlock_label.setToolTip("\n".join(f"{d}: {e}" for d, e in failed_devices.items()) or (reason or ""))
+        said = for_operator(reason or "", self.ops.on_twin) if reason and not estop else None
+        if said is not None:   # the reason as the operator reads it; the core's words stay in the tooltip
+            reason = f"{said.text} — {said.next_step}"
+        self.protocol_panel.set_interlocks(reason, estop)
         if estop:
             text, style = f"E-STOP LATCHED: {reason}", "color: white; background: #c62828; font-weight: bold"
         elif failed_devices:
-            text = f"DEVICE FAILED: {', '.join(failed_devices)} — {next_step_for('device')}"
+            said = next((s for e in failed_devices.values() if (s := for_operator(e, self.ops.on_twin))), None)
+            text = (f"DEVICE FAILED: {', '.join(failed_devices)} — "
+                    f"{said.next_step if said is not None else next_step_for('device')}")
             style = "color: white; background: #c62828; font-weight: bold"
         elif reason:
             text, style = f"INTERLOCK TRIP: {reason}", "color: white; background: #e65100; font-weight: bold"
@@ -238,6 +285,8 @@ class MainWindow(QMainWindow):
             if isinstance(item, Event):
                 self.ops.on_event(item)
                 continue
+            if item.stream == MODEL_STREAM:
+                self.results_panel.results.add_model(item)
             if item.stream not in self.data.specs and self.hub is not None:
                 spec = self.hub.specs.get(item.stream)  # a stream registered after we attached
                 if spec is not None:
@@ -289,6 +338,7 @@ class MainWindow(QMainWindow):
     def on_status(self) -> None:
         try:
             self.ops.poll()
+            self.results_panel.refresh()
             self.plots.readouts(self.data)
             dropped = sum(self.sub.dropped.values()) if self.sub is not None else 0
             self.fps_label.setText(f"display {self.fps:.0f} fps · GUI queue drops {dropped}")
@@ -310,12 +360,17 @@ class MainWindow(QMainWindow):
         self.log.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
 
     def report_error(self, what: str, exc: BaseException | str) -> None:
-        """One readable sentence in the log and in the notification area, with the next step."""
+        """One readable sentence in the log (as the core said it) and in the notification area (in the
+        operator's words where app/gui/wording.py knows them), with the next step."""
         why = exc if isinstance(exc, str) else (str(exc) or type(exc).__name__)
         text = f"{what}: {why}"
         self.errors = [*self.errors[-99:], text]
         self.log_line(f"ERROR {text}")
-        self.notifications.notify("error", what, why, next_step_for(what))
+        said = for_operator(why, self.ops.on_twin)
+        if said is None:
+            self.notifications.notify("error", what, why, next_step_for(what))
+        else:
+            self.notifications.notify("error", what, said.text, said.next_step)
 
     # ------------------------------------------------------------ settings
     def restore_settings(self) -> None:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from uartlab.app.gui.wording import drops_sentence, steady_sentence
 from uartlab.app.record.logs import event_level
 from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
 from uartlab.streams import Event, EventKind
@@ -95,7 +97,13 @@ class Operations:
                                progress=run.get("progress", 0.0), message=run.get("message", ""),
                                fault_reason=run.get("fault_reason") or error,
                                operator_needed=run.get("operator_needed"), state=run.get("state"),
+                               repeats=run.get("repeats", {}), id=run.get("id"),
                                results=[TrialResult(**r) for r in run.get("results", [])])
+
+    @property
+    def on_twin(self) -> bool:
+        """The window is attached to a core whose every device is a twin (messages say so)."""
+        return bool(self.backends) and all(b == "twin" for b in self.backends.values())
 
     @property
     def run_busy(self) -> bool:
@@ -484,12 +492,15 @@ class Operations:
 
     # ------------------------------------------------------------ events and polling
     def on_event(self, e: Event, replayed: bool = False) -> None:
+        if e.kind == EventKind.STEADY:
+            self.w.results_panel.results.add_steady(e.message)
         if replayed:
             self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
                             f"{e.message}")
             return
-        if event_level(e.kind) >= logging.INFO:  # routine chatter (clock-sync updates) stays in the file only
-            self.w.log_line(f"{e.kind} [{e.source}] {e.message}")
+        line = _log_line_for(e)
+        if line is not None:
+            self.w.log_line(line)
         if e.kind == EventKind.TRIP:
             self.trip_reason = e.message
             self.show_safety()
@@ -518,6 +529,9 @@ class Operations:
                                     self.backends)
         self.show_safety()
         rec = self.recording
+        w.show_recording(rec, _size_of(rec["path"]) if rec is not None else None)
+        w.show_devices(status.get("devices", {}) if self.core is not None else {},
+                       twin="twin" in self.backends.values())
         if rec is not None:
             w.recording_panel.show_status(rec["path"], rec["elapsed_s"], rec["samples"], rec["drops"])
             self._recording_was = rec["path"]
@@ -527,8 +541,11 @@ class Operations:
         run = self.run_status
         if self.reset_pending and not self.run_busy:
             self.reset_run()
-        if run is not None:
+        if run is None:
+            w.protocol_panel.show_idle()
+        else:
             w.protocol_panel.show_status(run)
+            w.results_panel.show_run(run)
             if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched:
                 self.trip_reason = run.fault_reason
         self._refresh_buttons()
@@ -573,6 +590,27 @@ class Operations:
             self._close_replay()
             self.w.tasks.join(10.0)
             self.w.tasks.stop()
+
+
+def _log_line_for(e: Event) -> str | None:
+    """What the window's log says about a rig event: routine chatter (clock sync, drop counts with nothing
+    lost) stays in the session file; the JSON a steady state or a drop count is recorded as, in words."""
+    if event_level(e.kind) < logging.INFO:
+        return None
+    if e.kind == EventKind.STEADY:
+        return f"steady state: {steady_sentence(e.message)}"
+    if e.kind == EventKind.DROPS:
+        said = drops_sentence(e.message)
+        return None if said is None else f"{e.source}: {said}"
+    return f"{e.kind} [{e.source}] {e.message}"
+
+
+def _size_of(path: str) -> int | None:
+    """The session file's size as this computer sees it (None: the core writes where this window cannot look)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def _rig_config(hello: dict):

@@ -32,6 +32,7 @@ from uartlab.errors import RecordingError
 from uartlab.protocols.interlocks import InterlockLimits, Interlocks
 from uartlab.protocols.runner import Action, Phase, Pretension, Runner, TrialResult
 from uartlab.protocols.suite import Suite, SuiteTrial
+from uartlab.schema import Outcome
 from uartlab.streams import EventKind
 
 
@@ -41,11 +42,12 @@ class ExperimentStatus:
     trial_index: int
     n_trials: int
     trial_name: str
-    repeat: int
+    repeat: int                          # 1-based, of ``repeats[trial_name]``
     fault_reason: str | None
-    progress: float                      # 0..1, trials finished over trials planned
+    progress: float                      # 0..1, trials with an outcome over the trials this run plans
     results: list[TrialResult] = field(default_factory=list)
     message: str = ""                    # the newest runner event
+    repeats: dict[str, int] = field(default_factory=dict)   # each trial's repeats in this run (overrides applied)
 
 
 class Experiment(Engine):
@@ -114,17 +116,18 @@ class Experiment(Engine):
             current = r.current
             trial, repeat = current if current is not None else (None, 0)
             running = r.phase not in (Phase.SAFE, Phase.DONE)
+            ended = [x for x in r.results if x.outcome != Outcome.INTERRUPTED]
             return ExperimentStatus(r.phase, r.index if running else -1, len(r.plan),
                                     trial.name if trial else "", repeat, r.fault_reason,
-                                    min(1.0, len([x for x in r.results if x.outcome != "interrupted by pause"])
-                                        / max(1, len(r.plan))), list(r.results), self._message)
+                                    min(1.0, len(ended) / max(1, len(r.plan))), list(r.results), self._message,
+                                    {t.name: t.repeats for t in self.suite.trials})
 
     def close(self) -> None:
         """Stop the control loop (the servos keep their last goal or stay off); close the trial if open."""
         super().close()
         with self._lock:
             if self._trial_open:
-                self._end_trial(f"aborted: {self.runner.phase.name} when the run was closed")
+                self._end_trial(Outcome.ABORTED.because(f"{self.runner.phase.name} when the run was closed"))
 
     # ------------------------------------------------------------ trials -> file
     def _before_tick(self) -> None:
@@ -143,10 +146,10 @@ class Experiment(Engine):
         elif phase is Phase.RECORD and self._trial_open:
             self._record_steady_state(now)
             self._end_trial(self.runner.results[-1].outcome, now)
-        elif phase in (Phase.PAUSED, Phase.ABORTED, Phase.FAULT) and self._trial_open:
-            outcome = {Phase.PAUSED: "interrupted by pause", Phase.ABORTED: "aborted"}.get(
-                phase, f"fault: {self.runner.fault_reason}")
-            self._end_trial(outcome, now)
+        elif phase is Phase.PAUSED and self._trial_open:
+            self._end_trial(Outcome.INTERRUPTED, now)
+        elif phase in (Phase.ABORTED, Phase.FAULT) and self._trial_open:
+            self._end_trial(self.runner.results[-1].outcome, now)   # the runner's: tripped/E-stopped/aborted, why
 
     def _record_steady_state(self, now: float) -> None:
         """RECORD: what the finger settled at, kept for the summary and written as a "steady" event."""

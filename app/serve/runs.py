@@ -226,7 +226,7 @@ class RunSlot:
                        trial_name=status.trial_name, repeat=status.repeat, progress=status.progress,
                        message=status.message, fault_reason=status.fault_reason,
                        over=status.phase in RUN_OVER, operator_needed=self._operator_needed(),
-                       results=[asdict(r) for r in status.results])
+                       results=[asdict(r) for r in status.results], repeats=status.repeats)
         if self.error is not None:
             out["error"] = {"text": " ".join(str(self.error).split()) or type(self.error).__name__,
                             "kind": error_kind(self.error)}

@@ -130,7 +130,7 @@ class CalibrationPanel(QWidget):
             args += ["--rig", config or "twin"]
         if dry_run:
             args.append("--dry-run")
-        self.output.setPlainText(f"$ uartlab {' '.join(args[3:])}\n")
+        self.output.setPlainText(f"$ uartlab {' '.join(args[2:])}\n")   # from `calibrate` on
         process = self.process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         process.readyReadStandardOutput.connect(lambda: self._read(process))

@@ -31,15 +31,43 @@ from uartlab.app.gui.file_chooser import choose
 from uartlab.protocols.runner import RUN_OVER, Phase
 from uartlab.protocols.steps import JOG_MAX_M
 from uartlab.protocols.suite import BUILTIN_SUITES, Suite
+from uartlab.schema import Outcome, outcome_of
 from uartlab.sim.names import TENDONS
 
 COLUMNS = ("#", "trial", "kind", "pose", "surface [deg]", "pulls", "repeats", "status")
+REPEATS_COLUMN, STATUS_COLUMN = COLUMNS.index("repeats"), COLUMNS.index("status")
 OPEN_FILE = "Open suite file…"
-OUTCOME_COLOURS = {"settled": "#2e7d32", "running": "#1565c0", "aborted": "#c62828"}
+RUNNING = "#1565c0"
+OUTCOME_COLOURS = {Outcome.SETTLED: "#2e7d32", Outcome.SETTLE_TIMEOUT: "#e65100", Outcome.INTERRUPTED: "#555555",
+                   Outcome.ABORTED: "#c62828", Outcome.TRIPPED: "#c62828", Outcome.ESTOPPED: "#c62828"}
+WORST_FIRST = (Outcome.ESTOPPED, Outcome.TRIPPED, Outcome.ABORTED, Outcome.SETTLE_TIMEOUT, Outcome.SETTLED,
+               Outcome.INTERRUPTED)
 
 
 def describe_pulls(trial) -> str:
     return ", ".join(f"{p.tendon} {p.amplitude_mm:g} mm/{p.duration_s:g} s" for p in trial.pulls)
+
+
+def describe_outcomes(done: dict[int, str], n_repeats: int, running_repeat: int | None,
+                      over: bool = False) -> tuple[str, str]:
+    """A trial's status cell and its colour: ``done`` its outcome per repeat (1-based), ``n_repeats`` this run's
+    count (0: not in this run), ``running_repeat`` the repeat running now, ``over`` the run has ended."""
+    if n_repeats == 0:
+        return "not in this run", "#888888"
+    counts: dict[Outcome, int] = {}
+    for text in done.values():
+        kind = outcome_of(text)
+        if kind is not None and kind is not Outcome.INTERRUPTED:
+            counts[kind] = counts.get(kind, 0) + 1
+    parts = [f"{counts[k]} {k.value}" for k in WORST_FIRST if k in counts]
+    if running_repeat is not None:
+        return " · ".join([f"running {running_repeat} of {n_repeats}", *parts]), RUNNING
+    left = n_repeats - sum(counts.values())
+    if not parts:
+        return ("not run", "#888888") if over else ("pending", "#000000")
+    worst = next(k for k in WORST_FIRST if k in counts)
+    rest = [f"{left} not run" if over else f"{left} pending"] if left > 0 else []
+    return " · ".join(parts + rest), OUTCOME_COLOURS[worst]
 
 
 class ProtocolPanel(QWidget):
@@ -174,30 +202,43 @@ class ProtocolPanel(QWidget):
         self.progress.setValue(0)
 
     def show_status(self, status) -> None:
-        """Update from an ExperimentStatus (see /work/contract.md): phase, trial, progress, results."""
-        self.phase_label.setText(str(status.phase))
-        if status.trial_name:
-            self.trial_label.setText(f"{status.trial_name} (repeat {status.repeat + 1}), "
-                                     f"{status.trial_index + 1} of {status.n_trials}")
+        """Update from the run's status (app/run/experiment.py ExperimentStatus, as the core reports it):
+        phase, the trial and its repeat of this run's repeats, each trial's outcomes, progress over the trials
+        this run plans (a selection and a repeats override counted, a run cut short never shown full)."""
+        over = status.phase in RUN_OVER
+        repeats: dict[str, int] = dict(status.repeats or {})
+        finished = [r for r in status.results if outcome_of(r.outcome) is not Outcome.INTERRUPTED]
+        self.phase_label.setText(str(status.phase))   # a fault's reason: the interlocks line below
+        if status.trial_name and not over:
+            self.trial_label.setText(f"{status.trial_name}: repeat {status.repeat} of "
+                                     f"{repeats.get(status.trial_name, '?')} (trial {status.trial_index + 1} of "
+                                     f"{status.n_trials} in this run)")
+        else:
+            self.trial_label.setText(f"{len(finished)} of {status.n_trials} trials run" if over else "–")
         self.progress.setValue(int(round(1000 * max(0.0, min(1.0, float(status.progress))))))
+        self.progress.setFormat(f"{len(finished)} of {status.n_trials} trials")
         if self.suite is None:
             return
-        outcomes: dict[str, list[str]] = {}
-        for res in status.results:
-            outcomes.setdefault(res.trial, []).append(res.outcome)
+        outcomes: dict[str, dict[int, str]] = {}
+        for res in status.results:   # in order: a repeat run again after a pause keeps its newest outcome
+            outcomes.setdefault(res.trial, {})[res.repeat] = res.outcome
         for r, t in enumerate(self.suite.trials):
-            done = outcomes.get(t.name, [])
-            running = status.trial_name == t.name and status.phase not in (*RUN_OVER, Phase.SAFE)
-            text = ", ".join(done) if done else "pending"
-            if running:
-                text = f"running {len(done) + 1}/{t.repeats}" + (f" — {text}" if done else "")
-            item = self.table.item(r, 7)
-            if item is None:   # show_suite fills every cell of the suite's rows
+            n = repeats.get(t.name) if repeats else t.repeats
+            done = outcomes.get(t.name, {})
+            running = status.trial_name == t.name and not over and status.phase is not Phase.SAFE
+            repeats_item, item = self.table.item(r, REPEATS_COLUMN), self.table.item(r, STATUS_COLUMN)
+            if item is None or repeats_item is None:   # show_suite fills every cell of the suite's rows
                 continue
+            repeats_item.setText(str(n) if n else "–")
+            text, colour = describe_outcomes(done, n or 0, status.repeat if running else None, over)
             item.setText(text)
-            key = "running" if running else ("settled" if done and all(o == "settled" for o in done) else
-                                             "aborted" if done else "")
-            item.setForeground(QColor(OUTCOME_COLOURS.get(key, "#000000")))
+            item.setToolTip("\n".join(f"repeat {k}: {o}" for k, o in sorted(done.items())))
+            item.setForeground(QColor(colour))
+
+    def show_idle(self) -> None:
+        """No run on the core (none yet, or the last one acknowledged): the table keeps the last run's outcomes."""
+        self.phase_label.setText("no run")
+        self.trial_label.setText("–")
 
     def set_interlocks(self, reason: str | None, estop: bool = False) -> None:
         if estop:

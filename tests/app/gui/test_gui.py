@@ -226,6 +226,7 @@ def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, windo
     panel.procedure.setCurrentIndex(panel.procedure.findData("sea"))
     panel.run_button.click()                      # the real `uartlab calibrate sea`, as its own process
     assert not panel.run_button.isEnabled()       # the window stays live while it runs
+    assert panel.output.toPlainText().startswith("$ uartlab calibrate sea --store ")   # the command, as typed
     qtbot.waitUntil(lambda: not panel.running() and panel.run_button.isEnabled(), timeout=120000)
     assert window.errors == [], panel.output.toPlainText()
     assert "FDP" in panel.output.toPlainText()

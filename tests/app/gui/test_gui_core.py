@@ -516,3 +516,96 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
     (path,) = (tmp_path / "rec").glob("session_*.h5")
     with SessionFile(path) as f:
         assert f.complete and [t["name"] for t in f.trials()] == trials
+
+
+TWO_TRIALS = """
+[suite]
+name = "two_trials"
+description = "two short free-motion pulls"
+repeats = 3
+[[trial]]
+name = "free/FDP"
+pose = "Flex"
+pulls = [{ tendon = "FDP", amplitude_mm = 10, duration_s = 1.5 }]
+return = true
+[[trial]]
+name = "free/FDS"
+pose = "Flex"
+pulls = [{ tendon = "FDS", amplitude_mm = 10, duration_s = 1.5 }]
+return = true
+"""
+
+
+def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override_and_a_trip(
+        qtbot, make_window, core_process, twin, tmp_path):
+    """What an operator reads through a run of two trials, 3 repeats in the file and 2 asked for, the second
+    trial's first repeat stopped by a servo overload: the repeat of the repeats asked for, each trial's
+    outcomes, progress over the trials the run planned (not full after the trip), the results table with
+    the steady state and the live model's residuals, the recording indicator, and the panel after reset."""
+    suite = tmp_path / "two_trials.toml"
+    suite.write_text(TWO_TRIALS, encoding="utf-8")
+    window = make_window()
+    connect(qtbot, window)
+    window.on_status()
+    assert window.devices_label.text().startswith("twin ") and "failed" not in window.devices_label.text()
+    assert window.recording_label.text() == "○ not recording"
+    window.ops.choose_suite(str(suite))
+    panel = window.protocol_panel
+    panel.repeats_spin.setValue(2)
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: window.ops.phase in MOVING, timeout=30000)
+    qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    window.on_status()
+    assert window.recording_label.text().startswith("● REC session_")
+    assert panel.table.item(0, 6).text() == "2" and panel.table.item(1, 6).text() == "2"  # this run's repeats
+    assert "repeat 1 of 2" in panel.trial_label.text(), panel.trial_label.text()
+    qtbot.waitUntil(lambda: "repeat 2 of 2" in panel.trial_label.text() and window.ops.phase is Phase.ACTUATE,
+                    timeout=60000)
+    assert panel.trial_label.text().startswith("free/FDP") and "trial 2 of 4" in panel.trial_label.text()
+    try:
+        qtbot.waitUntil(lambda: window.ops.run_status.trial_name == "free/FDS"
+                    and window.ops.phase is Phase.ACTUATE, timeout=60000)
+    except Exception:
+        print("DEBUG", panel.phase_label.text(), panel.trial_label.text(), panel.interlock_label.text(), window.log.toPlainText()[-3000:])
+        raise
+    twin.call("inject_overload", i=1)                    # FDS's servo shuts down mid-pull
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=10000)
+    qtbot.waitUntil(lambda: window.ops.recording is None, timeout=15000)    # the run's file, closed
+    qtbot.wait(300)
+    window.on_status()
+    assert panel.phase_label.text() == "FAULT"
+    said = panel.interlock_label.text()     # the operator's words, the twin named, the next step
+    assert said.startswith("TRIPPED: servo FDS of the twin rig shut itself down: overload — "), said
+    assert "Disconnect and Connect" in said and "0x" not in said
+    fdp, fds = panel.table.item(0, 7).text(), panel.table.item(1, 7).text()
+    assert fdp in ("2 settled", "1 settled · 1 settle timeout", "2 settle timeout"), fdp
+    assert fds == "1 tripped · 1 not run", fds
+    assert panel.table.item(1, 7).toolTip().startswith("repeat 1: tripped: ")
+    assert panel.progress.value() == 750 and panel.progress.format() == "3 of 4 trials"
+    assert window.recording_label.text() == "○ not recording"
+
+    results = window.results_panel
+    table = results.table
+    assert table.rowCount() == 3, [table.item(r, 0).text() for r in range(table.rowCount())]
+    cells = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(3)]
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert [row[:2] for row in cells] == [["free/FDP", "1"], ["free/FDP", "2"], ["free/FDS", "1"]]
+    assert cells[2][2].startswith("tripped: ")
+    pip, fdp_N, rms_pip = headers.index("PIP [deg]"), headers.index("FDP [N]"), headers.index("RMS PIP [deg]")
+    for row in cells[:2]:                                 # the steady state and the model's residuals
+        assert float(row[pip]) > 0 and float(row[fdp_N]) > 0 and float(row[rms_pip]) >= 0, row
+    assert cells[2][pip] == ""                            # tripped: no steady state
+    shoot(window, "results_after_trip")
+    out = tmp_path / "results.csv"
+    results.export_csv(str(out))
+    import csv
+
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == headers and [r[:3] for r in rows[1:]] == [c[:3] for c in cells]
+
+    panel.buttons["reset"].click()
+    qtbot.waitUntil(lambda: window.ops.phase is None, timeout=10000)
+    window.on_status()
+    assert panel.phase_label.text() == "no run" and "FAULT" not in window.interlock_label.text()
+    assert window.errors == [] or all("FDS" in e or "fault" in e for e in window.errors), window.errors

@@ -88,7 +88,7 @@ def test_an_estop_from_another_thread_mid_trial_stops_at_once_and_is_in_the_clos
         assert f.complete
         (estop,) = [e for e in f.events() if e.kind == "estop"]
         assert estop.message == "E-stop: the test's button"
-        assert f.trials()[-1]["outcome"] == "fault: E-stop: the test's button"
+        assert f.trials()[-1]["outcome"] == "E-stopped: the test's button"
     times = np.concatenate([r.host_time_s for r in records])
     commands = np.concatenate([r.data["command_m"] for r in records])
     after = commands[times > estop.host_time_s]
@@ -109,7 +109,7 @@ def test_a_run_closed_mid_trial_ends_with_the_configured_safe_action_and_says_wh
         assert torque_enabled(rig) == [torqued] * 6
     with SessionFile(run.path) as f:
         assert f.complete
-        assert f.trials()[-1]["outcome"] == "aborted"
+        assert f.trials()[-1]["outcome"].startswith("aborted: ")
         assert any("GUI closed" in e.message for e in f.events())
 
 

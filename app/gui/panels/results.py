@@ -1,0 +1,209 @@
+"""Results panel: one row per trial run — its outcome, the steady state the rig measured (joint angles,
+tendon tensions, the Nano17's force) and the live model's RMS residuals (measured − model) — exportable as CSV.
+
+What fills it comes from the core like everything else: the run's status (each trial's outcome, tripped and
+aborted ones included), the runner's ``steady`` events (the steady state, app/run/state.py ``SteadyState``)
+and the ``model`` stream (residuals per trial, app/run/residuals.py ``TrialResiduals``). A replay's events and
+model stream fill it the same way. A new run starts an empty table.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+from uartlab.app.gui.file_chooser import choose
+from uartlab.app.gui.panels.protocol import OUTCOME_COLOURS
+from uartlab.app.run.residuals import AXES, TrialResiduals
+from uartlab.names import JOINTS, TENDONS
+from uartlab.schema import outcome_of
+from uartlab.streams import Record
+
+SENSOR_AXES = ("x", "y", "z")
+# (header, unit): the steady state, then the residuals. The Nano17's force is in its own frame, as the steady
+# state records it; the model's residual force is in the world frame, as the model stream records it.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("trial", ""), ("repeat", ""), ("outcome", ""), ("settle", "s"),
+    *((j, "deg") for j in JOINTS),
+    *((t, "N") for t in TENDONS),
+    *((f"F{a} sensor", "N") for a in SENSOR_AXES),
+    *((f"RMS {j}", "deg") for j in JOINTS),
+    *((f"RMS {t}", "N") for t in TENDONS),
+    *((f"RMS F{a} world", "N") for a in AXES),
+)
+HEADERS = tuple(f"{name} [{unit}]" if unit else name for name, unit in COLUMNS)
+
+
+@dataclass
+class TrialRow:
+    trial: str
+    repeat: int
+    outcome: str = ""
+    settle_time_s: float | None = None
+    steady: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
+    residuals: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
+
+    def cells(self) -> list[str]:
+        settle = "" if self.settle_time_s is None else f"{self.settle_time_s:.2f}"
+        return [self.trial, str(self.repeat), self.outcome, settle, *map(_number, self.steady),
+                *map(_number, self.residuals)]
+
+
+def _number(v: float) -> str:
+    return "" if not math.isfinite(v) else f"{v:.3g}" if abs(v) < 0.01 else f"{v:.2f}"
+
+
+class TrialResults:
+    """The rows, keyed by (trial, repeat) in the order trials ran; ``plan`` is the run's trial index ->
+    (trial, repeat), which the model stream's trial index needs."""
+
+    def __init__(self):
+        self.rows: dict[tuple[str, int], TrialRow] = {}
+        self.plan: list[tuple[str, int]] = []
+        self.residuals = TrialResiduals()
+        self.version = 0     # bumped on every change (the panel redraws when it moved)
+
+    def set_plan(self, repeats: dict[str, int]) -> None:
+        """This run's trials and their repeats, in the order it runs them."""
+        plan = [(name, r) for name, n in repeats.items() for r in range(1, n + 1)]
+        if plan != self.plan:
+            self.plan = plan
+            self.residuals.trial_names = [name for name, _ in plan]
+
+    def row(self, trial: str, repeat: int) -> TrialRow:
+        key = (trial, int(repeat))
+        if key not in self.rows:
+            self.rows[key] = TrialRow(trial, int(repeat))
+        return self.rows[key]
+
+    def add_outcomes(self, results) -> None:
+        """The run's TrialResults (app/run/experiment.py status): an outcome for every trial that ended."""
+        for r in results:
+            row = self.row(r.trial, r.repeat)
+            if (row.outcome, row.settle_time_s) != (r.outcome, r.settle_time_s):
+                row.outcome, row.settle_time_s = str(r.outcome), r.settle_time_s
+                self.version += 1
+
+    def add_steady(self, message: str) -> None:
+        """A runner ``steady`` event's JSON (``SteadyState.to_dict``)."""
+        d = json.loads(message)
+        row = self.row(d["trial"], d["repeat"])
+        row.outcome = row.outcome or d["outcome"]
+        row.settle_time_s = d.get("settle_time_s")
+        row.steady = ([float(d["joint_angles_deg"][j]) for j in JOINTS]
+                      + [float(d["tendon_force_N"][t]) for t in TENDONS]
+                      + [float(v) for v in d["fingertip_force_N"]])
+        self.version += 1
+
+    def add_model(self, record: Record) -> None:
+        """A ``model`` stream record: the RMS residuals of the trial it belongs to."""
+        self.residuals.add_record(record)
+        for _, s in self.residuals.summaries():
+            if not 0 <= s.trial_index < len(self.plan) or s.samples == 0:
+                continue
+            row = self.row(*self.plan[s.trial_index])
+            values = ([s.joint_angles_deg[j] for j in JOINTS] + [s.tendon_force_N[t] for t in TENDONS]
+                      + [s.fingertip_force_N[a] for a in AXES])
+            if values != row.residuals:
+                row.residuals = values
+                self.version += 1
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self.plan = []
+        self.residuals = TrialResiduals()
+        self.version += 1
+
+    def write_csv(self, path: str | Path) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            out = csv.writer(f)
+            out.writerow(HEADERS)
+            for row in self.rows.values():
+                out.writerow(row.cells())
+
+
+class ResultsPanel(QWidget):
+    message = Signal(str)      # for the window's log
+    error = Signal(str, str)   # (what, why)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.results = TrialResults()
+        self.run_id: object = None
+        self._shown_version = -1
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.summary = QLabel("no trial has ended yet")
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setToolTip("Write this table (every column, with units) to a CSV file")
+        self.export_button.clicked.connect(self._choose_csv)
+        row = QHBoxLayout()
+        row.addWidget(self.summary, 1)
+        row.addWidget(self.export_button)
+        lay = QVBoxLayout(self)
+        lay.addLayout(row)
+        lay.addWidget(self.table, 1)
+
+    def show_run(self, run) -> None:
+        """The core's run status (None: no run): a new run clears the table; outcomes and the plan."""
+        if run is None:
+            return
+        if run.id != self.run_id:
+            self.run_id = run.id
+            self.results.clear()
+        self.results.set_plan(dict(run.repeats or {}))
+        self.results.add_outcomes(run.results)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw the table if anything changed since it was drawn."""
+        r = self.results
+        if r.version == self._shown_version:
+            return
+        self._shown_version = r.version
+        self.table.setRowCount(len(r.rows))
+        for i, row in enumerate(r.rows.values()):
+            colour = OUTCOME_COLOURS.get(outcome_of(row.outcome)) if row.outcome else None
+            for c, text in enumerate(row.cells()):
+                item = self.table.item(i, c)
+                if item is None:
+                    item = QTableWidgetItem()
+                    self.table.setItem(i, c, item)
+                item.setText(text)
+                if c >= 3:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if c == 2:
+                    item.setToolTip(row.outcome)
+                    item.setForeground(QColor(colour or "#000000"))
+        settled = sum(1 for row in r.rows.values() if outcome_of(row.outcome) == "settled")
+        self.summary.setText(f"{len(r.rows)} trials, {settled} settled" if r.rows else "no trial has ended yet")
+        self.export_button.setEnabled(bool(r.rows))
+
+    def _choose_csv(self) -> None:
+        choose(self, "Export results", "results.csv", self.export_csv, mode="save", name_filter="CSV (*.csv)")
+
+    def export_csv(self, path: str) -> None:
+        try:
+            self.results.write_csv(path)
+        except OSError as exc:
+            self.error.emit("export results", f"{path}: {exc.strerror or exc}")
+            return
+        self.message.emit(f"results ({len(self.results.rows)} trials) written to {path}")

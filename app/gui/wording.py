@@ -1,0 +1,126 @@
+"""What the window says about a problem: the driver's or the interlock's sentence, said in the operator's
+words, with the next step, and on the twin rig as the twin's.
+
+The sentences the rig core sends are written for the record (file, log, CLI): exact, with register names and
+numbers. At the rig an operator needs what happened to which part of the rig and what to do now. Each rule
+below recognises one kind of sentence; what no rule knows is shown as it came. The original stays in the Log
+tab and in the tooltip.
+
+    for_operator("stream daq is stale: last sample 1.01 s ago (limit 1 s)", twin=False)
+    -> Said("the DAQ (USB-6210) sent nothing for 1.01 s (limit 1 s)",
+            "check the DAQ's USB cable, then Disconnect and Connect")
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from uartlab.drivers.mx64_bus import HW_ERROR_NAMES
+
+# The rig's parts as an operator names them, by the stream each one feeds.
+PARTS = {"actuators": "the servos", "daq": "the DAQ (USB-6210)", "mocap": "the motion capture (Motive)",
+         "joints": "the joint angles (from the motion capture)"}
+CHECK = {"actuators": "the servo bus cable (U2D2) and the servos' power supply",
+         "daq": "the DAQ's USB cable", "mocap": "that Motive is running and streaming on the network",
+         "joints": "that Motive sees every marker on the finger"}
+TWIN_NEXT = "the twin rig stopped answering: Disconnect and Connect to start it again"
+
+
+@dataclass(frozen=True)
+class Said:
+    text: str
+    next_step: str
+
+
+def _stale(m: re.Match, twin: bool) -> Said:
+    stream = m["stream"]
+    part = PARTS.get(stream, f"the {stream} stream")
+    text = f"{part} sent nothing for {m['age']} s (limit {m['limit']} s)"
+    if twin:
+        return Said(f"{text}, on the twin rig", "the twin rig fell behind (is the computer busy?): "
+                                                "Acknowledge / reset, then Start again")
+    return Said(text, f"check {CHECK.get(stream, 'its cable')}, then Disconnect and Connect")
+
+
+def _no_data(m: re.Match, twin: bool) -> Said:
+    stream = m["stream"]
+    part = PARTS.get(stream, f"the {stream} stream")
+    age = "" if m["age"] == "inf" else f" for {m['age']} s"
+    text = f"{part} {'of the twin rig ' if twin else ''}sent nothing{age}"
+    return Said(text, TWIN_NEXT if twin else f"check {CHECK.get(stream, 'its cable')}, then Disconnect and Connect")
+
+
+def _hardware_error(m: re.Match, twin: bool) -> Said:
+    names = ([name for bit, name in HW_ERROR_NAMES.items() if int(m["code"], 16) & bit] if m["code"] else
+             [n.strip() for n in m["names"].split(",")]) or [f"error 0x{m['code']}"]
+    if twin:
+        return Said(f"servo {m['servo']} of the twin rig shut itself down: {' and '.join(names)}",
+                    "a twin servo stays shut down until its twin rig restarts: Disconnect and Connect (a rig core "
+                    "started outside this window: restart `uartlab rig serve`)")
+    text = f"servo {m['servo']} shut itself down: {' and '.join(names)}"
+    return Said(text, f"let servo {m['servo']} cool and check that its tendon runs free, then switch the servo "
+                      "power off and on (a hardware error stays until the servo is power-cycled)")
+
+
+def _no_reply(m: re.Match, twin: bool) -> Said:
+    servo = m["servo"]
+    if twin:
+        return Said(f"servo {servo} of the twin rig does not answer", TWIN_NEXT)
+    return Said(f"servo {servo} does not answer", "check the servo bus cable (U2D2) and the servos' power supply, "
+                                                  "then Disconnect and Connect")
+
+
+def _watchdog(m: re.Match, twin: bool) -> Said:
+    return Said(f"the servos stopped on their own: this computer was silent for more than {m['ms']} ms and their "
+                "watchdog let go (they hold where they were)",
+                "Acknowledge / reset, then Start again; keep other heavy work off the rig computer")
+
+
+RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
+    (re.compile(r"stream (?P<stream>\w+) is stale: last sample (?P<age>[\d.]+) s ago \(limit (?P<limit>[\d.]+) s\)"),
+     _stale),
+    (re.compile(r"no (?P<stream>\w+) data for (?P<age>[\d.]+|inf) s"), _no_data),
+    (re.compile(r"servo (?P<servo>\w+) reports hardware error 0x(?P<code>[0-9A-Fa-f]+)(?P<names>)"), _hardware_error),
+    (re.compile(r"MX-64 ID \d+ \((?P<servo>\w+)\): hardware error (?P<code>)(?P<names>[^:;]+): shut down"),
+     _hardware_error),
+    (re.compile(r"MX-64 ID (?P<servo>\d+ \(\w+\)): no reply to .* after \d+ tries"), _no_reply),
+    (re.compile(r"bus watchdog tripped \(host silent > (?P<ms>[\d.]+) ms\)"), _watchdog),
+)
+
+
+def for_operator(text: str, twin: bool = False) -> Said | None:
+    """The operator's sentence for a core's problem sentence, or None when no rule knows it."""
+    for pattern, say in RULES:
+        m = pattern.search(text)
+        if m is not None:
+            return say(m, twin)
+    return None
+
+
+def steady_sentence(message: str) -> str:
+    """A runner ``steady`` event's JSON (app/run/state.py ``SteadyState.to_dict``) as one line for the log."""
+    d = json.loads(message)
+    angles = ", ".join(f"{j} {v:.1f}°" for j, v in d["joint_angles_deg"].items())
+    tensions = ", ".join(f"{t} {v:.2f}" for t, v in d["tendon_force_N"].items())
+    settle = "" if d.get("settle_time_s") is None else f" after {d['settle_time_s']:.2f} s"
+    return f"{d['trial']} repeat {d['repeat']}: {d['outcome']}{settle} — {angles}; tensions [N] {tensions}"
+
+
+LOSS_WORDS = ("drop", "lost", "not_sent", "refused")   # the live model's counters of what it lost
+
+
+def drops_sentence(message: str) -> str | None:
+    """A ``drops`` event's JSON counts as one line, or None when nothing was lost (routine: the file has it).
+    The hub's and the recorder's counts are per stream; the live model's name what each counter counts."""
+    counts = json.loads(message)
+    if not isinstance(counts, dict):
+        return None
+    named = any(any(word in k for word in LOSS_WORDS) for k in counts)
+    lost = {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool) and v > 0
+            and (not named or any(word in k for word in LOSS_WORDS))}
+    if not lost:
+        return None
+    return "samples lost: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in lost.items())
