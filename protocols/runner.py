@@ -86,6 +86,9 @@ class TrialResult:
     outcome: str               # an Outcome's text, a trip's or an E-stop's reason after a colon (core/schema.py)
     settle_time_s: float | None
 
+    def __post_init__(self):   # plain text: an Outcome member is a str subclass that h5py and JSON readers do not know
+        object.__setattr__(self, "outcome", str(self.outcome))
+
 
 @dataclass(frozen=True)
 class Pretension:
@@ -189,7 +192,7 @@ class Runner(LatchingRunner):
         before_record = self._paused_from in (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE)
         if before_record:
             trial, repeat = self.plan[self._index]
-            self.results.append(TrialResult(trial.name, repeat, Outcome.INTERRUPTED, None))
+            self.results.append(TrialResult(trial.name, repeat, Outcome.INTERRUPTED.value, None))
         elif self._paused_from is Phase.RETURN:
             self._index += 1
         self._start_trial(now_s, "resumed")

@@ -63,6 +63,7 @@ FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than q
 POSE_PERIOD_S = 0.1       # pose redraws at 10 Hz whatever the frame rate (kinematics of two poses, scatter items)
 STATUS_MS = 250           # health, recording, protocol status
 ESTOP_KEYS = {Qt.Key.Key_Escape: "Esc", Qt.Key.Key_F1: "F1"}
+DEVICE_NAMES = {"actuators": "servos", "daq": "DAQ", "mocap": "mocap"}   # the rig's devices, as the operator says
 LOG_LINES = 5000
 
 
@@ -134,7 +135,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["Replay"], self.docks["Log"])
         self.docks["Rig"].raise_()
         self.docks["Results"].raise_()
-        self.resizeDocks([self.docks["Results"]], [190], Qt.Orientation.Vertical)  # the plots get the height
+        self.resizeDocks([self.docks["Results"]], [230], Qt.Orientation.Vertical)  # the plots get the rest
 
         self._build_toolbar()
         # Always in sight, whichever tab or dock is up: what is being recorded, where the data comes from,
@@ -227,7 +228,8 @@ class MainWindow(QMainWindow):
             self.devices_label.setStyleSheet("color: #666666")
             return
         words = {"streaming": "OK"}
-        text = " · ".join(f"{name} {words.get(h['state'], h['state'])}" for name, h in devices.items())
+        text = " · ".join(f"{DEVICE_NAMES.get(name, name)} {words.get(h['state'], h['state'])}"
+                          for name, h in devices.items())
         failed = any(h["state"] == "failed" for h in devices.values())
         self.devices_label.setText(("twin " if twin else "") + text)
         self.devices_label.setStyleSheet("color: #c62828; font-weight: bold" if failed else

@@ -172,6 +172,7 @@ class Experiment(Engine):
     def _end_trial(self, outcome: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
         self._trial_open = False
+        outcome = str(outcome)   # plain text in the file, an Outcome member or not
         self.rig.hub.event(EventKind.TRIAL, "runner", f"stop: {outcome}", now)
         if self.session is not None:
             with self._unless_recording_failed():

@@ -65,7 +65,8 @@ def enable(on: bool = True) -> None:
     _enabled = on
 
 
-def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S, nice: int = NICE_RAISE) -> None:
+def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S, nice: int = NICE_RAISE,
+                    who: str = "the control loop") -> None:
     """In the process that runs the loop: a short GIL switch interval (only ever shortened), and a raised nice
     for every thread of the process (if allowed). The loop waits for the GIL from whichever thread holds it,
     so a device thread descheduled by an unrelated busy process while holding it stalls the loop: the whole
@@ -74,10 +75,10 @@ def prepare_process(switch_interval_s: float = SWITCH_INTERVAL_S, nice: int = NI
         return
     if sys.getswitchinterval() > switch_interval_s:
         sys.setswitchinterval(switch_interval_s)
-        _log_once("switch", f"GIL switch interval {switch_interval_s * 1e3:g} ms for the control loop")
+        _log_once("switch", f"GIL switch interval {switch_interval_s * 1e3:g} ms for {who}")
     raised = _renice_threads(nice)
     if raised:
-        _log_once("nice", f"nice {nice} for the {raised} threads of the control loop's process")
+        _log_once("nice", f"nice {nice} for the {raised} threads of {who}'s process")
 
 
 def _renice_threads(nice: int) -> int:

@@ -33,7 +33,6 @@ from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.error_codes import DAQmxErrors as E
 from session_pb2 import Session
 from uartlab.drivers.twins import daq_attributes as A
-from uartlab.drivers.twins import realtime
 from uartlab.drivers.twins.daq_not_supported import not_supported
 from uartlab.drivers.twins.daq_task import DaqmxError, DaqStats, DaqTask, PlantLike
 from uartlab.drivers.twins.daq_tdms import LogConfig
@@ -224,7 +223,6 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
     # ------------------------------------------------------------ data
     @_rpc
     def ReadAnalogF64(self, request, context):
-        realtime.ask_once_for_realtime(realtime.STREAM_PRIORITY)   # a read answers as the device would: in time
         try:
             flat, n_read, status = self.task(request).read(request.num_samps_per_chan, request.timeout,
                                                            _enum(request, "fill_mode"), request.array_size_in_samps)
@@ -236,7 +234,6 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
 
     @_rpc
     def ReadAnalogWaveforms(self, request, context):
-        realtime.ask_once_for_realtime(realtime.STREAM_PRIORITY)   # a read answers as the device would: in time
         task = self.task(request)
         try:
             block = task.read_block(request.num_samps_per_chan, request.timeout)
@@ -253,7 +250,6 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
 
     @_rpc
     def ReadAnalogScalarF64(self, request, context):
-        realtime.ask_once_for_realtime(realtime.STREAM_PRIORITY)   # a read answers as the device would: in time
         task = self.task(request)
         flat, _, status = task.read(1, request.timeout, C.FillMode.GROUP_BY_CHANNEL.value, len(task.channels))
         if status:

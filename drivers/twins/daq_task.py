@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 import numpy as np
 from nidaqmx.constants import FillMode, LoggingMode
 from nidaqmx.error_codes import DAQmxErrors as E
-from uartlab.drivers.twins import realtime
 from uartlab.drivers.twins.daq_buffer import DaqStats, EveryNSubscription, ReadBlock, SampleBuffer
 from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
@@ -301,7 +300,6 @@ class DaqTask:
 
     def _acquire(self, stop: threading.Event) -> None:
         """Hardware-like sample clock: sample i is due at t0 + i / (rate x time_scale) in wall time."""
-        realtime.ask_for_realtime(realtime.STREAM_PRIORITY)   # where allowed: see drivers/twins/realtime.py
         rate_per_wall_s = self.rate_Hz * self.time_scale
         total = self.samps_per_chan if self.sample_mode == FINITE else None
         t0, produced = time.monotonic(), 0

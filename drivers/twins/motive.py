@@ -31,7 +31,6 @@ from uartlab.drivers.natnet.decode import decode_packet
 from uartlab.drivers.natnet.descriptions import MarkerSetDescription, RigidBodyDescription, RigidBodyMarkerDescription
 from uartlab.drivers.natnet.encode import encode
 from uartlab.drivers.natnet.packets import FrameOfData, MessageId, Response, Version
-from uartlab.drivers.twins import realtime
 from uartlab.pacing import FixedRate
 from uartlab.sim.ik import marker_positions
 
@@ -257,7 +256,6 @@ class MotiveTwin:
 
     # ------------------------------------------------------------ streaming
     def _stream_loop(self) -> None:
-        realtime.ask_for_realtime(realtime.STREAM_PRIORITY)   # where allowed: see drivers/twins/realtime.py
         # Late frames go out back to back; suspended or starved for a second: resync, numbering the frames skipped.
         pace = FixedRate(1.0 / (self.rate_hz * self.time_scale), max_late_s=1.0, sleep=self._stop.wait)
         while not self._stop.is_set():

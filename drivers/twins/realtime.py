@@ -10,15 +10,10 @@ no, the twins run as before: never required. Only threads that sleep between sho
 from __future__ import annotations
 
 import os
-import threading
 
 BUS_PRIORITY = 10    # the Dynamixel bus twin's serving thread
 PLANT_PRIORITY = 9   # the plant clock: the bus thread waits for the GIL whenever it holds it, so it must not
                      # be preempted by normal threads while it does (a GIL priority inversion, measured 270 ms)
-STREAM_PRIORITY = 8  # the DAQ's sample clock, the threads answering its reads, Motive's frame stream: starved
-                     # behind CPU-bound processes they went quiet past the rig's stale-stream limit (1 s)
-
-_asked = threading.local()
 
 
 def ask_for_realtime(priority: int) -> bool:
@@ -28,11 +23,4 @@ def ask_for_realtime(priority: int) -> bool:
     except (AttributeError, OSError):
         return False
     return True
-
-
-def ask_once_for_realtime(priority: int) -> None:
-    """``ask_for_realtime`` the first time a pooled thread (a gRPC server's) calls it; free afterwards."""
-    if getattr(_asked, "priority", None) != priority:
-        _asked.priority = priority
-        ask_for_realtime(priority)
 

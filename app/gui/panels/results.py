@@ -58,13 +58,17 @@ class TrialRow:
     steady: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
     residuals: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
 
-    def cells(self) -> list[str]:
+    def cells(self, short: bool = False) -> list[str]:
+        """The row's texts; ``short``: the outcome's word only (the table; its reason is the cell's tooltip)."""
         settle = "" if self.settle_time_s is None else f"{self.settle_time_s:.2f}"
-        return [self.trial, str(self.repeat), self.outcome, settle, *map(_number, self.steady),
+        kind = outcome_of(self.outcome)
+        outcome = kind.value if short and kind is not None else self.outcome
+        return [self.trial, str(self.repeat), outcome, settle, *map(_number, self.steady),
                 *map(_number, self.residuals)]
 
 
 def _number(v: float) -> str:
+    v += 0.0   # no "-0"
     return "" if not math.isfinite(v) else f"{v:.3g}" if abs(v) < 0.01 else f"{v:.2f}"
 
 
@@ -182,7 +186,7 @@ class ResultsPanel(QWidget):
         self.table.setRowCount(len(r.rows))
         for i, row in enumerate(r.rows.values()):
             colour = OUTCOME_COLOURS.get(outcome_of(row.outcome)) if row.outcome else None
-            for c, text in enumerate(row.cells()):
+            for c, text in enumerate(row.cells(short=True)):
                 item = self.table.item(i, c)
                 if item is None:
                     item = QTableWidgetItem()
