@@ -9,6 +9,8 @@ second. Every Experiment method is thread-safe and quick, so the buttons call th
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -70,6 +72,29 @@ def describe_outcomes(done: dict[int, str], n_repeats: int, running_repeat: int 
     return " · ".join(parts + rest), OUTCOME_COLOURS[worst]
 
 
+class RunClock:
+    """When the run started (the first status of a run this panel saw) and how long its trials take on
+    average, for the time left; None until a trial has ended."""
+
+    def __init__(self):
+        self.run_id: object = None
+        self.started_s = 0.0
+        self.at_start = 0
+
+    def left_s(self, run_id: object, finished: int, left: int) -> float | None:
+        now = time.monotonic()
+        if run_id != self.run_id:
+            self.run_id, self.started_s, self.at_start = run_id, now, finished
+        done_here = finished - self.at_start
+        if done_here <= 0 or left <= 0:
+            return None
+        return (now - self.started_s) / done_here * left
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
 class ProtocolPanel(QWidget):
     suite_chosen = Signal(str)        # a built-in name or a file path
     start_requested = Signal()
@@ -96,6 +121,7 @@ class ProtocolPanel(QWidget):
         self.repeats_spin.setRange(0, 99)
         self.repeats_spin.setSpecialValueText("as the suite says")
         self.repeats_spin.setToolTip("Repeats of each trial for this run (the suite file is not changed)")
+        self.repeats_spin.valueChanged.connect(lambda _: self._describe())
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -106,6 +132,7 @@ class ProtocolPanel(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setFormat("%p %")
+        self._eta = RunClock()
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()
         for key, text, signal in (("start", "▶ Start", self.start_requested),
@@ -190,9 +217,7 @@ class ProtocolPanel(QWidget):
         if self.suite_combo.findText(label) < 0:
             self.suite_combo.insertItem(self.suite_combo.count() - 1, label)
         self.suite_combo.setCurrentIndex(self.suite_combo.findText(label))
-        n = sum(t.repeats for t in suite.trials)
-        self.description.setText(f"{suite.name}: {suite.description} — {len(suite.trials)} trials, "
-                                 f"{n} runs with repeats (sha256 {suite.sha256[:12]})")
+        self._describe()
         self.table.setRowCount(len(suite.trials))
         for r, t in enumerate(suite.trials):
             surface = "–" if t.surface_angle_deg is None else f"{t.surface_angle_deg:g}"
@@ -200,6 +225,18 @@ class ProtocolPanel(QWidget):
                                    "pending")):
                 self.table.setItem(r, c, QTableWidgetItem(v))
         self.progress.setValue(0)
+
+    def _describe(self) -> None:
+        """The suite in a line, with the runs a start would make (the repeats asked for here, if any)."""
+        suite = self.suite
+        if suite is None:
+            return
+        override = self.repeats_spin.value()
+        n = sum(override or t.repeats for t in suite.trials)
+        repeats = f"{override} repeats each (the file says otherwise)" if override and any(
+            t.repeats != override for t in suite.trials) else "repeats as the file says"
+        self.description.setText(f"{suite.name}: {suite.description} — {len(suite.trials)} trials, {repeats}: "
+                                 f"{n} runs (sha256 {suite.sha256[:12]})")
 
     def show_status(self, status) -> None:
         """Update from the run's status (app/run/experiment.py ExperimentStatus, as the core reports it):
@@ -216,7 +253,10 @@ class ProtocolPanel(QWidget):
         else:
             self.trial_label.setText(f"{len(finished)} of {status.n_trials} trials run" if over else "–")
         self.progress.setValue(int(round(1000 * max(0.0, min(1.0, float(status.progress))))))
-        self.progress.setFormat(f"{len(finished)} of {status.n_trials} trials")
+        left = status.n_trials - len(finished)
+        eta = self._eta.left_s(getattr(status, "id", None), len(finished), left) if not over else None
+        self.progress.setFormat(f"{len(finished)} of {status.n_trials} trials"
+                                + (f" · about {_duration(eta)} left" if eta is not None else ""))
         if self.suite is None:
             return
         outcomes: dict[str, dict[int, str]] = {}

@@ -77,7 +77,7 @@ def test_pyside_signals_do_not_leak_bool_references():
 
 
 def test_main_window_opens_with_every_panel_and_the_estop(window):
-    assert set(window.docks) == {"Rig", "Protocol", "Recording", "Replay", "Log"}
+    assert set(window.docks) == {"Rig", "Protocol", "Recording", "Results", "Replay", "Log"}
     assert window.estop_button.isVisible() and window.estop_button.isEnabled()
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Live", "Compare", "Calibration"]
     assert window.rig_panel.connect_button.isEnabled()

@@ -551,7 +551,9 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     assert window.recording_label.text() == "○ not recording"
     window.ops.choose_suite(str(suite))
     panel = window.protocol_panel
+    assert "repeats as the file says: 6 runs" in panel.description.text()
     panel.repeats_spin.setValue(2)
+    assert "2 repeats each (the file says otherwise): 4 runs" in panel.description.text()
     panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase in MOVING, timeout=30000)
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
@@ -562,6 +564,7 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     qtbot.waitUntil(lambda: "repeat 2 of 2" in panel.trial_label.text() and window.ops.phase is Phase.ACTUATE,
                     timeout=60000)
     assert panel.trial_label.text().startswith("free/FDP") and "trial 2 of 4" in panel.trial_label.text()
+    assert panel.progress.format().startswith("1 of 4 trials · about "), panel.progress.format()  # time left
     qtbot.waitUntil(lambda: window.ops.run_status.trial_name == "free/FDS" and window.ops.phase is Phase.ACTUATE,
                     timeout=60000)
     twin.call("inject_overload", i=1)                    # FDS's servo shuts down mid-pull
