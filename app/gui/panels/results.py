@@ -185,7 +185,8 @@ class ResultsPanel(QWidget):
         self._shown_version = r.version
         self.table.setRowCount(len(r.rows))
         for i, row in enumerate(r.rows.values()):
-            colour = OUTCOME_COLOURS.get(outcome_of(row.outcome)) if row.outcome else None
+            kind = outcome_of(row.outcome)
+            colour = OUTCOME_COLOURS.get(kind) if kind is not None else None
             for c, text in enumerate(row.cells(short=True)):
                 item = self.table.item(i, c)
                 if item is None:
