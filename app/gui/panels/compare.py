@@ -95,7 +95,7 @@ class ComparePanel(QWidget):
             self.stack.addWidget(w)
         self.browser.setHtml("<p>Open a session's comparison results (a folder of CSV tables and PNG figures, "
                              "or its HTML report), or run the comparison for the session open in Replay.</p>")
-        all_files = QSplitter()
+        self.all_files = all_files = QSplitter()
         all_files.addWidget(self.files)
         all_files.addWidget(self.stack)
         all_files.setStretchFactor(1, 4)
@@ -149,7 +149,7 @@ class ComparePanel(QWidget):
             self.error.emit("compare", f"{folder}: {exc}")
             found = 0
         self._list_files(folder)
-        self.views.setCurrentWidget(self.tables if found else self.views.widget(self.views.count() - 1))
+        self.views.setCurrentWidget(self.tables if found else self.all_files)
 
     def _list_files(self, folder: Path) -> None:
         self.files.clear()

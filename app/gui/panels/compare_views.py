@@ -201,16 +201,16 @@ class Figures(QSplitter):
                                               if cur is not None else None)
         self.image = QLabel()
         self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(self.image)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setWidget(self.image)
         self.full_size = QCheckBox("full size (scroll to see it all)")
         self.full_size.toggled.connect(self.fit)
         right = QWidget()
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.full_size)
-        column.addWidget(self.scroll, 1)
+        column.addWidget(self.scroll_area, 1)
         self.addWidget(self.names)
         self.addWidget(right)
         self.setStretchFactor(1, 5)
@@ -234,7 +234,7 @@ class Figures(QSplitter):
         if self.pixmap is None or self.pixmap.isNull():
             return
         native = self.pixmap.width()
-        fitted = min(self.scroll.viewport().width() - 2, int(native * MAX_UPSCALE))
+        fitted = min(self.scroll_area.viewport().width() - 2, int(native * MAX_UPSCALE))
         width = native if self.full_size.isChecked() else fitted
         self.image.setPixmap(self.pixmap.scaledToWidth(max(width, 100), Qt.TransformationMode.SmoothTransformation))
 
