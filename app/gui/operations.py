@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import deque
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -29,6 +30,8 @@ from uartlab.streams import Event, EventKind
 
 if TYPE_CHECKING:
     from uartlab.app.gui.core_link import CoreLink
+
+PACE_WINDOW_S = 3.0   # wall seconds over which a replay's speed, as the plots advance, is measured
 
 
 class Operations:
@@ -43,6 +46,7 @@ class Operations:
         self.replay = None                     # ReplayRig
         self.replay_path: str | None = None
         self._replay_logged_s = -math.inf      # replayed events up to this recorded time are in the log
+        self._replay_pace: deque[tuple[float, float]] = deque()  # (wall, newest time plotted) while playing
         self.moving: str | None = None         # an operator move on the core's engine ("release tendons" ...)
         self.estop_latched = False
         self.estop_reset_at_s = -math.inf      # an "estop" event older than the last reset does not latch again
@@ -459,7 +463,15 @@ class Operations:
         due = rig.due_s
         shown_s = self.w.data.now_s   # what the plots show: the player and the window's drain both count
         behind_s = 0.0 if due is None or not math.isfinite(shown_s) else max(0.0, due - shown_s)
-        panel.show_pace(panel.playing, behind_s, rig.achieved_speed)
+        pace = self._replay_pace
+        if due is None or not math.isfinite(shown_s) or (pace and shown_s < pace[-1][1]):
+            pace.clear()              # paused, a seek back: measured afresh
+        else:
+            pace.append((time.monotonic(), shown_s))
+            while pace[-1][0] - pace[0][0] > PACE_WINDOW_S:
+                pace.popleft()
+        (w0, t0), (w1, t1) = (pace[0], pace[-1]) if pace else ((0.0, 0.0), (0.0, 0.0))
+        panel.show_pace(panel.playing, behind_s, (t1 - t0) / (w1 - w0) if w1 - w0 >= 1.0 else None)
 
     # ------------------------------------------------------------ events and polling
     def on_event(self, e: Event) -> None:

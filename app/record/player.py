@@ -15,7 +15,6 @@ import json
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -232,12 +231,11 @@ class ReplayRig:
     Reads are ``CHUNK_S`` of recorded time per stream at once, sliced in memory for each delivery: a read of a
     few rows costs about as much as one of a thousand (h5py's per-call overhead, ~0.2 ms per field), and a
     10 ms window of every field of every stream read from the file each time kept 1x playback at 0.1-0.2x.
-    ``behind_s`` and ``achieved_speed`` say how the pacing holds up; a replay that falls behind keeps every
-    sample and says so rather than skipping ahead.
+    ``due_s`` and ``behind_s`` say how the pacing holds up; a replay that falls behind keeps every sample
+    rather than skipping ahead.
     """
 
     CHUNK_S = 1.0       # recorded seconds read from the file per stream at a time
-    PACE_WINDOW_S = 2.0  # wall seconds over which the achieved speed is measured
 
     def __init__(self, source: str | os.PathLike | SessionFile, speed: float | str = 1.0, loop: bool = False,
                  window_s: float = 0.01, streams: list[str] | None = None, hold_at_end: bool = False):
@@ -264,8 +262,6 @@ class ReplayRig:
         self.position_s = self.file.time_span_s()[0]
         self.replayed: dict[str, int] = dict.fromkeys(self.specs, 0)
         self._clock: tuple[float, float] | None = None     # (wall, recorded) the pacing started from
-        self._pace: deque[tuple[float, float]] = deque()   # (wall, recorded position) samples while playing
-        self._achieved: float | None = None
 
     def subscribe(self, callback: Callable[[Record | Event], None]) -> None:
         self._subscribers.append(callback)
@@ -303,26 +299,11 @@ class ReplayRig:
         return clock[1] + (time.monotonic() - clock[0]) * float(self.speed)
 
     @property
-    def achieved_speed(self) -> float | None:
-        """Recorded seconds delivered per wall second over the last ``PACE_WINDOW_S`` (None: not measured yet)."""
-        return self._achieved
-
-    @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _note_pace(self) -> None:
-        now = time.monotonic()
-        self._pace.append((now, self.position_s))
-        while now - self._pace[0][0] > self.PACE_WINDOW_S:
-            self._pace.popleft()
-        (w0, t0), (w1, t1) = self._pace[0], self._pace[-1]
-        self._achieved = (t1 - t0) / (w1 - w0) if w1 - w0 >= 0.5 else None  # set whole: read by other threads
-
     def _restart_clock(self, t: float) -> None:
         self._clock = (time.monotonic(), t)
-        self._pace.clear()
-        self._achieved = None
 
     def _rows(self, name: str, t_start: float, t_stop: float, fetch_s: float) -> Record | None:
         """The stream's samples in [t_start, t_stop), from the chunk in memory (read ``fetch_s`` ahead if not)."""
@@ -395,7 +376,6 @@ class ReplayRig:
             yield from self._window(t, t_end, max(self.CHUNK_S, window_s))
             t = t_end
             self.position_s = t
-            self._note_pace()
 
     def records(self) -> Iterator[Record]:
         """The recorded records alone, paced as ``items()``."""

@@ -59,6 +59,7 @@ class ComparePanel(QWidget):
         self._partial = ""
         self._started_s = 0.0
         self._step = ""
+        self._work_done = False
         self.folder_label = QLabel("no results folder open")
         self.folder_label.setWordWrap(True)
         open_button = QPushButton("Open results folder…")
@@ -171,7 +172,7 @@ class ComparePanel(QWidget):
         suffix = p.suffix.lower()
         try:
             if suffix == ".csv":
-                fill_table(self.table, *read_csv(p))
+                fill_table(self.table, *read_csv(p), as_report=False)   # the file as it is
                 self.stack.setCurrentWidget(self.table)
             elif suffix == ".png":
                 self._pixmap = QPixmap(str(p))
@@ -211,9 +212,11 @@ class ComparePanel(QWidget):
         process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         process.readyReadStandardOutput.connect(lambda: self._read(process))
         process.finished.connect(lambda code, _status: self._compare_done(process, code, out))
+        process.errorOccurred.connect(lambda err: self._not_started(process)
+                                      if err == QProcess.ProcessError.FailedToStart else None)
         self.message.emit(f"compare: running uartlab compare {self.session} --out {out}")
         self.run_button.setEnabled(False)
-        self.output, self._partial = [], ""
+        self.output, self._partial, self._work_done = [], "", False
         self.progress.setRange(0, 0)   # busy until the first count
         self.progress.setVisible(True)
         self._started_s = time.monotonic()
@@ -235,13 +238,14 @@ class ComparePanel(QWidget):
         self.output.append(line)
         parsed = parse_line(line)
         if parsed is None:
-            if line.startswith("compare: ") or "compil" in line:   # a note (a session skipped, the model compiles)
+            if not self._work_done:   # a note while it works (a session skipped, the model compiling): said
                 self._step = line.removeprefix("compare: ")
                 self.message.emit(line)
-            self._show_step()
-            return
+                self._show_step()
+            return                    # after the work: the text tables the command prints, shown in the tab
         desc, done, total = parsed
         desc = desc.removeprefix("compare: ")
+        self._work_done = desc == "done"
         if total is None:
             self.progress.setRange(0, 0)
             self._step = desc
@@ -254,6 +258,14 @@ class ComparePanel(QWidget):
     def _show_step(self) -> None:
         elapsed = int(time.monotonic() - self._started_s)
         self.step.setText(f"{self._step} ({elapsed // 60}:{elapsed % 60:02d})")
+
+    def _not_started(self, process: QProcess) -> None:
+        """No process, so no ``finished``: the tab says why and is ready again."""
+        self.clock.stop()
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(self.session is not None)
+        self.step.setText(f"failed: {process.errorString()}")
+        self.error.emit("compare", f"uartlab compare did not start: {process.errorString()}")
 
     def _compare_done(self, process: QProcess, code: int, out: Path) -> None:
         self._read(process)

@@ -69,15 +69,16 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def fill_table(table: QTableWidget, header: list[str], rows: list[list[str]]) -> None:
-    """Cells right-aligned, every column as wide as its widest cell or header line (headers never wrap)."""
+def fill_table(table: QTableWidget, header: list[str], rows: list[list[str]], as_report: bool = True) -> None:
+    """Numbers right-aligned (``as_report``: to the report's decimals, else as in the file), every column as
+    wide as its widest cell or header line (headers never wrap)."""
     table.clear()
     table.setColumnCount(len(header))
     table.setRowCount(len(rows))
     table.setHorizontalHeaderLabels([header_text(h) for h in header])
     for r, row in enumerate(rows):
         for c, v in enumerate(row[: len(header)]):
-            item = QTableWidgetItem(cell_text(v, header[c]))
+            item = QTableWidgetItem(cell_text(v, header[c]) if as_report else v)
             if _is_number(v):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             table.setItem(r, c, item)

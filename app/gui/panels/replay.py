@@ -21,6 +21,7 @@ SPEEDS = ("0.25", "0.5", "1", "2", "5", "10", "max")
 OUTCOME_BRUSH = {"settled": (46, 125, 50, 60)}
 OTHER_BRUSH = (198, 40, 40, 60)
 ALERT_KINDS = (EventKind.TRIP, EventKind.ESTOP, EventKind.FAULT)
+PACE_WIDTH = 330       # px: the longest pace text fits, so the row does not jump when it appears
 BEHIND_SHOWN_S = 0.5   # lag under this is a frame or two of drawing: not worth an operator's attention
 
 
@@ -53,6 +54,7 @@ class ReplayPanel(QWidget):
         self.info.setWordWrap(True)
         self.position = QLabel("–")
         self.pace = QLabel("")   # the speed kept, or how far behind it the view is
+        self.pace.setMinimumWidth(PACE_WIDTH)
         self.last_folder = ""
 
         self.timeline = pg.PlotWidget()
@@ -170,6 +172,6 @@ class ReplayPanel(QWidget):
             self.pace.setText(f"playing at {speed}x" if speed != "max" else "playing as fast as possible")
             self.pace.setStyleSheet("")
             return
-        reached = f", reaching {achieved:.2g}x" if achieved is not None else ""
+        reached = f", the plots advance at {achieved:.2g}x" if achieved is not None else ""
         self.pace.setText(f"behind by {behind_s:.1f} s at {speed}x{reached}")
         self.pace.setStyleSheet("color: white; background: #e65100; font-weight: bold; padding: 0 4px")

@@ -113,7 +113,6 @@ def test_replay_keeps_the_chosen_speed_or_says_how_far_behind(qtbot, window, twi
                                                                                         panel.pace.text())
     if advanced_s >= 0.85 * wall_s:
         assert panel.pace.text() == "playing at 1x"
-        assert window.ops.replay.achieved_speed == pytest.approx(1.0, rel=0.15)
     # the window's own thread held up for 1.5 s (a busy machine): the plots fall behind, and it says so
     time.sleep(1.5)
     window.on_status()
