@@ -63,9 +63,9 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.app.compare.report import text_summary
     from uartlab.app.compare.sessions import summary_json
 
-    if args.progress:
-        lines()
-    comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials, not args.no_figures)
+    with lines(bool(getattr(args, "progress", False))):
+        comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials,
+                                  not args.no_figures)
     if args.json:
         print(json.dumps(summary_json(comparison, written), indent=2))
     else:

@@ -8,7 +8,7 @@ when not known ahead, e.g. a model fit's simulations) and knows nothing of tqdm;
 callback here. Shown when stderr is a terminal (tqdm's ``disable=None``) and the log level lets warnings
 through, so ``-q`` hides it; a pipe or a log file gets no bar. ``UARTLAB_PROGRESS=1`` shows it on any
 stream (plain lines at most every few seconds), ``UARTLAB_PROGRESS=0`` never. For a parent process (the
-window runs `uartlab compare --progress`), ``lines()`` switches to one machine-readable line on stderr at
+window runs `uartlab compare --progress`), ``with lines():`` switches to one machine-readable line on stderr at
 every step and update instead of a bar: ``progress: <step>: <done>/<total>`` (``?`` for an unknown total),
 read back by ``parse_line``. When the work ends, one
 INFO line says what was done and how long it took (``-v`` shows it; session and calibration logs keep it).
@@ -31,9 +31,15 @@ OnProgress = Callable[[int, "int | None"], None]
 log = logging.getLogger(__name__)
 
 
-def lines() -> None:
-    """From now on, progress is machine-readable lines on stderr (see the module docstring), never a bar."""
-    _machine["lines"] = True
+@contextlib.contextmanager
+def lines(on: bool = True) -> Iterator[None]:
+    """In the block (``on``), progress is machine-readable lines on stderr (see the module docstring), never a
+    bar."""
+    before, _machine["lines"] = _machine["lines"], on
+    try:
+        yield
+    finally:
+        _machine["lines"] = before
 
 
 def step(desc: str, done: int = 0, total: int | None = None) -> None:

@@ -231,8 +231,8 @@ class ReplayRig:
     Reads are ``CHUNK_S`` of recorded time per stream at once, sliced in memory for each delivery: a read of a
     few rows costs about as much as one of a thousand (h5py's per-call overhead, ~0.2 ms per field), and a
     10 ms window of every field of every stream read from the file each time kept 1x playback at 0.1-0.2x.
-    ``due_s`` and ``behind_s`` say how the pacing holds up; a replay that falls behind keeps every sample
-    rather than skipping ahead.
+    ``due_s`` says where the schedule is (a consumer compares it with what it shows); a replay that falls
+    behind keeps every sample rather than skipping ahead.
     """
 
     CHUNK_S = 1.0       # recorded seconds read from the file per stream at a time
@@ -283,12 +283,6 @@ class ReplayRig:
     @property
     def paused(self) -> bool:
         return self._paused
-
-    @property
-    def behind_s(self) -> float:
-        """Recorded seconds the replay is behind its schedule at ``speed`` (0 paused, at "max" or on time)."""
-        due = self.due_s
-        return 0.0 if due is None else max(0.0, due - self.position_s)
 
     @property
     def due_s(self) -> float | None:
