@@ -248,7 +248,7 @@ class ReplayRig:
         self.hub = Hub()
         for spec in self.specs.values():
             self.hub.register(spec)
-        self._subscribers: list[Callable[[Record | Event], None]] = []
+        self._subscribers: list[Callable[[Record], None]] = []
         self._seek_to: tuple[float, float] | None = None
         self._publishing = threading.Lock()  # a seek waits for the item being published, then none follows
         self._stop = threading.Event()
@@ -263,7 +263,8 @@ class ReplayRig:
         self.replayed: dict[str, int] = dict.fromkeys(self.specs, 0)
         self._clock: tuple[float, float] | None = None     # (wall, recorded) the pacing started from
 
-    def subscribe(self, callback: Callable[[Record | Event], None]) -> None:
+    def subscribe(self, callback: Callable[[Record], None]) -> None:
+        """``callback(record)`` on the replay's thread for every Record (the hub has the events too)."""
         self._subscribers.append(callback)
 
     def seek(self, host_time_s: float, history_s: float = 0.0) -> None:
@@ -381,8 +382,9 @@ class ReplayRig:
                 if self._seek_to is not None:  # from before a seek the generator has not reached yet
                     continue
                 self.hub.publish(item)
-                for cb in self._subscribers:
-                    cb(item)
+                if isinstance(item, Record):
+                    for cb in self._subscribers:
+                        cb(item)
 
     def start(self, paused: bool = False) -> None:
         """Play on a thread of its own (``paused``: the thread waits for ``resume()``, seeks still deliver)."""
