@@ -431,6 +431,7 @@ class Operations:
             self.w.sub.drain()               # what was queued before the seek would redraw the old place
         self.w.data.clear()
         self._replay_logged_s = t_s          # events before the cursor were logged when they were played
+        self._replay_pace.clear()            # the plots' speed is measured from the new place
         self.w.replay_panel.show_position(t_s, window_s)
 
     def set_speed(self, speed) -> None:
@@ -457,11 +458,13 @@ class Operations:
         rig, panel = self.replay, self.w.replay_panel
         if rig is None:
             return
-        panel.show_position(rig.position_s, self.w.data.window_s)
         if panel.playing == rig.paused:
             panel.set_playing(not rig.paused)
-        due = rig.due_s
         shown_s = self.w.data.now_s   # what the plots show: the player and the window's drain both count
+        # playing, the cursor follows the plots (behind the player when the window lags); paused, the player
+        panel.show_position(shown_s if panel.playing and math.isfinite(shown_s) else rig.position_s,
+                            self.w.data.window_s)
+        due = rig.due_s
         behind_s = 0.0 if due is None or not math.isfinite(shown_s) else max(0.0, due - shown_s)
         pace = self._replay_pace
         if due is None or not math.isfinite(shown_s) or (pace and shown_s < pace[-1][1]):
