@@ -24,20 +24,28 @@ def add_parser(sub) -> None:
     compare.add_argument("--trials", metavar="GLOB", help="only trials whose name matches, e.g. 'contact/Curl/*'")
     compare.add_argument("--no-figures", action="store_true", help="tables and CSV only (faster)")
     compare.add_argument("--json", action="store_true", help="print the summary as JSON instead of text tables")
+    compare.add_argument("--progress", action="store_true", help="progress as lines on stderr for another program "
+                         "to read ('progress: STEP: DONE/TOTAL'), not a bar")
     compare.set_defaults(run=main)
 
 
 def run(sessions: list[str], params: str | None = None, params_b: str | None = None, out: str | None = None,
         trials_glob: str | None = None, figures: bool = True):
-    """Compare, with progress on stderr; the report folder is checked writable before the re-simulations."""
+    """Compare, with progress on stderr; the report folder is checked writable before the re-simulations.
+    A session without trials is skipped with a one-line note on stderr; the others are compared."""
     from uartlab.app.cli.paths import writable_folder
-    from uartlab.app.cli.progress import progress
+    from uartlab.app.cli.progress import progress, step, write
     from uartlab.app.compare.analysis import compare
     from uartlab.app.compare.figures import figure_count
     from uartlab.app.compare.report import write_report
     from uartlab.app.compare.sessions import load_param_sets, load_session_trials
 
-    trials, skipped = load_session_trials(sessions, trials_glob)
+    step("compare: reading the sessions")
+    notes: list[str] = []   # said once the batch is known to go on (all skipped: the error's one line says it)
+    trials, skipped = load_session_trials(sessions, trials_glob, on_skip=notes.append)
+    for note in notes:
+        write(f"compare: {note}")
+    step("compare: loading the model (the first run compiles it: about a minute)")
     sets = load_param_sets(params, params_b, sessions)
     out = out or f"compare_{os.path.splitext(os.path.basename(sessions[0]))[0]}"
     writable_folder(out, "--out")
@@ -46,14 +54,18 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
     with progress("compare: drawing figures", total=figure_count(comparison) if figures else 0,
                   unit="figure") as drew:
         written = write_report(comparison, out, figures=figures, on_figure=drew)
+    step("compare: done", 1, 1)
     return comparison, written
 
 
 def main(args: argparse.Namespace) -> int:
+    from uartlab.app.cli.progress import lines
     from uartlab.app.compare.report import text_summary
     from uartlab.app.compare.sessions import summary_json
 
-    comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials, not args.no_figures)
+    with lines(bool(getattr(args, "progress", False))):
+        comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials,
+                                  not args.no_figures)
     if args.json:
         print(json.dumps(summary_json(comparison, written), indent=2))
     else:

@@ -7,7 +7,10 @@ Library code (calibration/, app/compare/) takes a callback ``on_progress(done, t
 when not known ahead, e.g. a model fit's simulations) and knows nothing of tqdm; the CLI makes the
 callback here. Shown when stderr is a terminal (tqdm's ``disable=None``) and the log level lets warnings
 through, so ``-q`` hides it; a pipe or a log file gets no bar. ``UARTLAB_PROGRESS=1`` shows it on any
-stream (plain lines at most every few seconds), ``UARTLAB_PROGRESS=0`` never. When the work ends, one
+stream (plain lines at most every few seconds), ``UARTLAB_PROGRESS=0`` never. For a parent process (the
+window runs `uartlab compare --progress`), ``with lines():`` switches to one machine-readable line on stderr at
+every step and update instead of a bar: ``progress: <step>: <done>/<total>`` (``?`` for an unknown total),
+read back by ``parse_line``. When the work ends, one
 INFO line says what was done and how long it took (``-v`` shows it; session and calibration logs keep it).
 """
 
@@ -22,8 +25,39 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 ENV = "UARTLAB_PROGRESS"
+LINE_PREFIX = "progress: "
+_machine = {"lines": False}
 OnProgress = Callable[[int, "int | None"], None]
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def lines(on: bool = True) -> Iterator[None]:
+    """In the block (``on``), progress is machine-readable lines on stderr (see the module docstring), never a
+    bar."""
+    before, _machine["lines"] = _machine["lines"], on
+    try:
+        yield
+    finally:
+        _machine["lines"] = before
+
+
+def step(desc: str, done: int = 0, total: int | None = None) -> None:
+    """A step of the work (with how far it is), as a line in ``lines()`` mode; nothing otherwise."""
+    if _machine["lines"]:
+        print(f"{LINE_PREFIX}{desc}: {done}/{'?' if total is None else total}", file=sys.stderr, flush=True)
+
+
+def parse_line(line: str) -> tuple[str, int, int | None] | None:
+    """(step, done, total) of a ``progress: <step>: <done>/<total>`` line; None for any other line."""
+    if not line.startswith(LINE_PREFIX):
+        return None
+    desc, _, count = line[len(LINE_PREFIX):].rpartition(": ")
+    done, _, total = count.partition("/")
+    try:
+        return desc, int(done), None if total.strip() == "?" else int(total)
+    except ValueError:
+        return None
 
 
 def shown() -> bool | None:
@@ -40,8 +74,9 @@ class Bar:
     """One bar's ``on_progress(done, total=None)`` (a new ``total`` replaces the old); ``visible`` says whether
     the bar is drawn (a caller may then print less)."""
 
-    def __init__(self, bar: Any, total: int | None):   # bar: a tqdm bar (tqdm ships no types)
+    def __init__(self, bar: Any, total: int | None, desc: str = ""):   # bar: a tqdm bar (tqdm ships no types)
         self._bar = bar
+        self.desc = desc
         self.done = 0
         self.total = total
         self.visible = not bar.disable
@@ -52,6 +87,7 @@ class Bar:
             self._bar.bar_format = None  # tqdm's bar, now that there is a total
         self.done = done
         self._bar.update(done - self._bar.n if not self._bar.disable else 0)
+        step(self.desc, done, self.total)
 
 
 @contextlib.contextmanager
@@ -59,12 +95,13 @@ def progress(desc: str, total: int | None = None, unit: str = "it") -> Iterator[
     """A bar for the block; yields its ``on_progress(done, total=None)``, a `Bar`."""
     from tqdm import tqdm
 
-    show = shown()
+    show = False if _machine["lines"] else shown()
     forced = show is True and not _isatty(sys.stderr)
     bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None if show is None else not show,
                leave=forced, dynamic_ncols=True, mininterval=5.0 if forced else 0.1, ascii=forced or None,
                bar_format=None if total is not None else "{desc}: {n_fmt} {unit}s [{elapsed}]")
-    on_progress = Bar(bar, total)
+    on_progress = Bar(bar, total, desc)
+    step(desc, 0, total)
     started = time.monotonic()
     try:
         yield on_progress

@@ -12,23 +12,18 @@ Figs. 14-16 are drawn for every trial (the paper shows one); time 0 is the actua
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from uartlab.app.compare.analysis import Comparison, TrialGroup  # noqa: E402
+from uartlab.app.compare.tables import slug  # noqa: E402
 from uartlab.sim.names import JOINTS, TENDONS  # noqa: E402
 
 SET_STYLES = ("--", ":")
 DPI = 110
 PLANES = (("X-Y", 0, 1), ("Z-Y", 2, 1), ("X-Z", 0, 2))
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")
 
 
 def short_label(group: TrialGroup) -> str:

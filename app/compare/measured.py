@@ -70,6 +70,15 @@ class CompareError(InputFileError):
     """A comparison cannot be made from this input; the message names the file, trial or key."""
 
 
+class NoTrials(CompareError):
+    """A session file recorded without a protocol suite: nothing in it to compare (a batch goes on without it)."""
+
+    def __init__(self, path: str):
+        self.reason = ("the session has no trials (record with a protocol suite; `uartlab record` alone records "
+                       "streams but no trials)")
+        super().__init__(f"{path}: {self.reason}")
+
+
 @dataclass
 class Signal:
     t_s: np.ndarray        # (n,) relative to actuation start
@@ -149,8 +158,7 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
     try:
         rows = session.trials()
         if not rows:
-            raise CompareError(f"{path}: the session has no trials (record with a protocol suite; "
-                               "`uartlab record` alone records streams but no trials)")
+            raise NoTrials(path)
         # the Nano17 reads relative to its last tare (app/rig/rig.py); untared, its offset is in every force
         tares = [e.host_time_s for e in session.events() if e.message.startswith("Nano17 tared")]
         trials, skipped = [], []

@@ -12,8 +12,8 @@ import time
 import numpy as np
 from uartlab.app.compare import measured, resim
 from uartlab.app.compare.analysis import Comparison
-from uartlab.app.compare.figures import slug, write_figures
-from uartlab.app.compare.tables import PAPER_JOINTS, Table, all_tables, transient_columns
+from uartlab.app.compare.figures import write_figures
+from uartlab.app.compare.tables import PAPER_JOINTS, Table, all_tables, digits_for, slug, transient_columns
 from uartlab.sim.names import JOINTS
 
 
@@ -63,7 +63,7 @@ def all_notes(c: Comparison) -> list[tuple[str, str]]:
 
 
 def _table_html(t: Table) -> str:
-    digits = [3 if "[N]" in h else 2 for h in t.header]
+    digits = [digits_for(h) for h in t.header]
     head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v, d)}</td>" for v, d in zip(row, digits, strict=True)) + "</tr>"
                    for row in t.rows)

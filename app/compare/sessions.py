@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from uartlab.app.compare.analysis import ParamSet
-from uartlab.app.compare.measured import CompareError, load_trials
+from uartlab.app.compare.measured import CompareError, NoTrials, load_trials
 from uartlab.app.record.params import recorded_params
 from uartlab.sim import Finger, FingerParams
 
@@ -36,11 +36,20 @@ def load_param_sets(params: str | None, params_b: str | None, sessions: Sequence
     return [ParamSet(label, source, Finger(p)) for label, source, p in sets]
 
 
-def load_session_trials(sessions: list[str], trials_glob: str | None = None):
-    """The settled trials of all the sessions (those matching ``trials_glob``), and the skipped ones with why."""
+def load_session_trials(sessions: list[str], trials_glob: str | None = None,
+                        on_skip: Callable[[str], None] | None = None):
+    """The settled trials of all the sessions (those matching ``trials_glob``), and the skipped ones with why.
+    A session without trials is skipped (``on_skip`` gets its one-line note) and the others compared; a file
+    that is not a readable session stops it all (CompareError naming it)."""
     trials, skipped = [], []
     for path in sessions:  # first: a file that is not a session is said as such
-        t, s = load_trials(path)
+        try:
+            t, s = load_trials(path)
+        except NoTrials as exc:
+            skipped.append((os.path.basename(path), exc.reason))
+            if on_skip is not None:
+                on_skip(f"skipping {path}: {exc.reason}")
+            continue
         trials += t
         skipped += s
     if trials_glob:

@@ -4,6 +4,7 @@ columns beside the first (A vs B on the same measurements)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,33 @@ from uartlab.sim.names import JOINTS, TENDONS
 PAPER_JOINTS = ("DIP", "PIP", "MCP_FE", "MCP_AB")   # the column order of Tables 4 and 5
 J = [JOINTS.index(j) for j in PAPER_JOINTS]
 AXES = "XYZ"
+# The paper's tables: CSV file stem -> what the window calls it
+PAPER_TABLES = {"table4_free_motion": "Table 4. Free motion: steady-state joint angle error",
+                "table5_surface_contact": "Table 5. Surface contact: steady-state joint angle error",
+                "table6_contact_force": "Table 6. Surface contact: steady-state fingertip force error"}
+MEASURED, SIMULATED = "measured mean", "simulated"   # the kinds of a transient curve column
+_TRANSIENT = re.compile(r"^(?P<name>\S+) (?P<kind>measured mean|measured SD|simulated (?P<label>.+)) "
+                        r"\[(?P<unit>[^]]*)\]$")
+
+
+def slug(name: str) -> str:
+    """A trial's name as a file name (its transients CSV, its figures)."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")
+
+
+def digits_for(column: str) -> int:
+    """Decimals a table shows for a column: forces to the mN, angles and percentages to the hundredth."""
+    return 3 if "[N]" in column else 2
+
+
+def transient_column(column: str) -> tuple[str, str, str, str] | None:
+    """(curve name, MEASURED | "measured SD" | SIMULATED, parameter set label or "", unit) of a transients CSV
+    column as ``transient_columns`` names it; None for the time column."""
+    m = _TRANSIENT.match(column)
+    if m is None:
+        return None
+    kind = SIMULATED if m["label"] else m["kind"]
+    return m["name"], kind, m["label"] or "", m["unit"]
 
 
 @dataclass
@@ -169,7 +197,7 @@ def transient_columns(c: Comparison, g: TrialGroup) -> tuple[list[str], np.ndarr
         if q not in g.measured_mean:
             continue
         for i, name in enumerate(names):
-            header += [f"{name} measured mean [{unit}]", f"{name} measured SD [{unit}]"]
+            header += [f"{name} {MEASURED} [{unit}]", f"{name} measured SD [{unit}]"]
             cols += [g.measured_mean[q][:, i], g.measured_sd[q][:, i]]
             for p in c.sets:
                 sim = g.results[p.label].sim
@@ -177,6 +205,6 @@ def transient_columns(c: Comparison, g: TrialGroup) -> tuple[list[str], np.ndarr
                 if values is None:
                     continue
                 v = sim.on_grid(g.grid_s, scale(values) if scale else values)
-                header.append(f"{name} simulated {p.label} [{unit}]")
+                header.append(f"{name} {SIMULATED} {p.label} [{unit}]")
                 cols.append(v[:, i])
     return header, np.column_stack(cols)

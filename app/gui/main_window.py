@@ -303,8 +303,6 @@ class MainWindow(QMainWindow):
     def on_frame(self) -> None:
         try:
             self.drain()
-            if self.ops.replay is not None:
-                self.ops.replay_events_until(self.data.now_s)
             if self.data.version == self._drawn_version:
                 return  # nothing new: no redraw (a paused replay, a disconnected rig)
             self._drawn_version = self.data.version

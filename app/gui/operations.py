@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import time
+from collections import deque
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
@@ -31,6 +32,8 @@ from uartlab.streams import Event, EventKind
 
 if TYPE_CHECKING:
     from uartlab.app.gui.core_link import CoreLink
+
+PACE_WINDOW_S = 3.0   # wall seconds over which a replay's speed, as the plots advance, is measured
 
 
 class Operations:
@@ -44,8 +47,8 @@ class Operations:
         self.starting = False                  # a run start request is on its way
         self.replay = None                     # ReplayRig
         self.replay_path: str | None = None
-        self.replay_events: list[Event] = []   # the file's events, replayed as the data passes them
-        self._next_event = 0
+        self._replay_logged_s = -math.inf      # replayed events up to this recorded time are in the log
+        self._replay_pace: deque[tuple[float, float]] = deque()  # (wall, newest time plotted) while playing
         self.moving: str | None = None         # an operator move on the core's engine ("release tendons" ...)
         self.estop_latched = False
         self.estop_reset_at_s = -math.inf      # an "estop" event older than the last reset does not latch again
@@ -376,6 +379,7 @@ class Operations:
 
     # ------------------------------------------------------------ replay
     def open_replay(self, path: str) -> None:
+        """Open a session file paused at the end of its first window of data: the view and the cursor agree."""
         from uartlab.app.record.player import ReplayRig, SessionFile
 
         speed, loop = self.w.replay_panel.speed, self.w.replay_panel.loop_box.isChecked()
@@ -385,7 +389,7 @@ class Operations:
             try:
                 span = f.time_span_s()
                 info = (span, f.trials(), f.events(), f.complete, {n: f.length(n) for n in f.streams})
-                return ReplayRig(f, speed=speed, loop=loop), info
+                return ReplayRig(f, speed=speed, loop=loop, hold_at_end=True), info
             except BaseException:
                 f.close()
                 raise
@@ -394,89 +398,56 @@ class Operations:
             rig, (span, trials, events, complete, counts) = result
             self._close_replay()
             self.replay, self.replay_path = rig, path
-            self.replay_events, self._next_event = sorted(events, key=lambda e: e.host_time_s), 0
+            self._replay_logged_s = -math.inf
             self.w.attach(rig.hub, f"replay of {Path(path).name}")
             self.w.replay_panel.show_file(path, span[0], span[1], trials, events, complete, counts)
             self.w.compare.set_session(path)
             self.w.settings.setValue("replay/folder", str(Path(path).parent))
             self.w.log_line(f"opened {path} for replay")
-            self.preview(span[0] + min(self.w.data.window_s, span[1] - span[0]))
+            window_s = self.w.data.window_s
+            first_view_s = span[0] + min(window_s, span[1] - span[0])
+            rig.seek(first_view_s, history_s=window_s)
+            rig.start(paused=True)
+            self.w.replay_panel.show_position(first_view_s, window_s)
 
         self.w.tasks.run("open session", work, done)
 
-    def preview(self, t_s: float) -> None:
-        """Show the window of recorded data that ends at t_s (after a seek while paused)."""
+    def play(self) -> None:
         rig = self.replay
         if rig is None:
             return
-        window = self.w.data.window_s
-
-        def work():
-            recs = []
-            for name in rig.specs:
-                i0, i1 = rig.file.rows_between(name, t_s - window, t_s)
-                if i1 > i0:
-                    recs.append(rig.file.read(name, i0, i1))
-            return recs
-
-        def done(recs) -> None:
-            if self.replay is not rig:
-                return
-            self.w.data.clear()
-            for r in sorted(recs, key=lambda r: r.host_time_s[0]):
-                self.w.data.add(r)
-            self.w.plots.refresh(self.w.data)
-            self.w.pose.refresh(self.w.data)
-            self.w.replay_panel.show_position(t_s)
-
-        self.w.tasks.run("seek", work, done)
-
-    def replay_events_until(self, t_s: float) -> None:
-        """ReplayRig replays samples, not events: the window logs the file's events as the data passes them."""
-        ev = self.replay_events
-        while self._next_event < len(ev) and ev[self._next_event].host_time_s <= t_s:
-            self.on_event(ev[self._next_event], replayed=True)
-            self._next_event += 1
-
-    def _rewind_events(self, t_s: float) -> None:
-        self._next_event = sum(1 for e in self.replay_events if e.host_time_s <= t_s - self.w.data.window_s)
-
-    def play(self) -> None:
-        if self.replay is None:
-            return
-        if self.replay.wait(0) and self.replay.position_s >= self.w.replay_panel.t0 + self.w.replay_panel.span_s:
-            self.replay.seek(self.w.replay_panel.t0)  # at the end: play from the start again
-            self._rewind_events(self.w.replay_panel.t0)
-        self.replay.start()
-        self.w.replay_panel.set_playing(True)
+        panel = self.w.replay_panel
+        if rig.position_s >= panel.t0 + panel.span_s:  # at the end: play from the start again
+            self.seek(panel.t0)
+        rig.resume()
+        panel.set_playing(True)
 
     def pause(self) -> None:
         if self.replay is None:
             return
-        self.replay.stop()
-        self.replay.seek(self.replay.position_s)  # where start() continues
+        self.replay.pause()
         self.w.replay_panel.set_playing(False)
 
     def seek(self, t_s: float) -> None:
-        if self.replay is None:
+        """Jump to t_s; the player hands over the window before it first, so the plots keep their history."""
+        rig = self.replay
+        if rig is None:
             return
-        self.replay.seek(t_s)
-        self._rewind_events(t_s)
+        window_s = self.w.data.window_s
+        rig.seek(t_s, history_s=window_s)   # after this nothing from the old place comes
         if self.w.sub is not None:
-            self.w.sub.drain()  # what was queued before the seek would redraw the old place
+            self.w.sub.drain()               # what was queued before the seek would redraw the old place
         self.w.data.clear()
-        if not self.w.replay_panel.playing:
-            self.replay.position_s = t_s
-            self.preview(t_s)
+        self._replay_logged_s = t_s          # events before the cursor were logged when they were played
+        self._replay_pace.clear()            # the plots' speed is measured from the new place
+        self.w.replay_panel.show_position(t_s, window_s)
 
     def set_speed(self, speed) -> None:
         if self.replay is not None:
-            self.replay.speed = speed
-            self.replay.seek(self.replay.position_s)  # restart the pacing clock at the new speed
+            self.replay.speed = speed   # the player paces from where it is at the new speed
 
     def _close_replay(self) -> None:
         rig, self.replay, self.replay_path = self.replay, None, None
-        self.replay_events, self._next_event = [], 0
         if rig is not None:
             rig.close()
         self.w.replay_panel.set_playing(False)
@@ -490,13 +461,38 @@ class Operations:
         else:
             self.w.attach(None, "none")
 
+    def _show_replay(self) -> None:
+        """The cursor, play/pause as the player is (it pauses at the end), and whether it keeps its speed."""
+        rig, panel = self.replay, self.w.replay_panel
+        if rig is None:
+            return
+        if panel.playing == rig.paused:
+            panel.set_playing(not rig.paused)
+        shown_s = self.w.data.now_s   # what the plots show: the player and the window's drain both count
+        # playing, the cursor follows the plots (behind the player when the window lags); paused, the player
+        panel.show_position(shown_s if panel.playing and math.isfinite(shown_s) else rig.position_s,
+                            self.w.data.window_s)
+        due = rig.due_s
+        behind_s = 0.0 if due is None or not math.isfinite(shown_s) else max(0.0, due - shown_s)
+        pace = self._replay_pace
+        if due is None or not math.isfinite(shown_s) or (pace and shown_s < pace[-1][1]):
+            pace.clear()              # paused, a seek back: measured afresh
+        else:
+            pace.append((time.monotonic(), shown_s))
+            while pace[-1][0] - pace[0][0] > PACE_WINDOW_S:
+                pace.popleft()
+        (w0, t0), (w1, t1) = (pace[0], pace[-1]) if pace else ((0.0, 0.0), (0.0, 0.0))
+        panel.show_pace(panel.playing, behind_s, (t1 - t0) / (w1 - w0) if w1 - w0 >= 1.0 else None)
+
     # ------------------------------------------------------------ events and polling
-    def on_event(self, e: Event, replayed: bool = False) -> None:
+    def on_event(self, e: Event) -> None:
         if e.kind == EventKind.STEADY:
             self.w.results_panel.results.add_steady(e.message)
-        if replayed:
-            self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {e.kind} [{e.source}] "
-                            f"{e.message}")
+        if self.replay is not None:  # the file's events, as the replay passes them
+            line = _log_line_for(e)
+            if e.host_time_s >= self._replay_logged_s and line is not None:
+                self._replay_logged_s = e.host_time_s
+                self.w.log_line(f"(replay, t = {e.host_time_s - self.w.replay_panel.t0:.2f} s) {line}")
             return
         line = _log_line_for(e)
         if line is not None:
@@ -549,10 +545,7 @@ class Operations:
             if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched:
                 self.trip_reason = run.fault_reason
         self._refresh_buttons()
-        if self.replay is not None:
-            w.replay_panel.show_position(self.replay.position_s)
-            if w.replay_panel.playing and self.replay.wait(0):
-                w.replay_panel.set_playing(False)
+        self._show_replay()
 
     def show_safety(self) -> None:
         """The toolbar's indicator from the E-stop latch, the newest trip and every device's health."""

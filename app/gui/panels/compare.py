@@ -1,51 +1,49 @@
-"""Compare view: the tables and figures of ``uartlab compare`` (sim vs experiment) for the open session.
+"""Compare view: the comparison (sim vs experiment) of the open session, shown in the window.
 
-It shows a folder of results as the comparison writes them: CSV tables in a table view, PNG figures
-scaled to the view, and an HTML report (Qt's rich-text browser: tables, headings and images render; no
-JavaScript). ``results_folder(session)`` is where the window looks first for a session's results; the
-"Run compare" button starts ``uartlab compare SESSION --out FOLDER`` as a separate process (QProcess:
-the comparison runs the model for every trial and must not hold the GUI thread), then shows the folder.
+``uartlab compare SESSION --out FOLDER --progress`` runs as a separate process (QProcess: the comparison
+runs the model for every trial and must not hold the GUI thread); its ``progress:`` lines
+(app/cli/progress.py) drive a progress bar and the step shown beside it, its other lines (the model's first
+compile, a session skipped) are shown as they come, and the time running counts up, so the tab is never
+silent. Then the folder it wrote is shown: the paper's Tables 4-6 as tables, each trial's measured-versus-model
+curves, the figures at a readable size (compare_views.py), the HTML report, and every file of the folder.
+``results_folder(session)`` is where the window looks first for a session's results.
 """
 
 from __future__ import annotations
 
 import csv
 import sys
+import time
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, Qt, QUrl, Signal
+from PySide6.QtCore import QProcess, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
+from uartlab.app.cli.progress import parse_line
 from uartlab.app.gui.file_chooser import choose
+from uartlab.app.gui.panels.compare_views import Figures, PaperTables, TrialCurves, fill_table, read_csv, table_widget
 
 SHOWN = (".csv", ".png", ".html", ".htm", ".txt", ".json")
-MAX_ROWS = 5000  # a table view of more rows is unreadable; the file has them all
 
 
 def results_folder(session_path: str | Path) -> Path:
     """Where a session's comparison results live by default: next to it, ``<stem>_compare/``."""
     p = Path(session_path)
     return p.with_name(f"{p.stem}_compare")
-
-
-def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    with path.open(newline="", encoding="utf-8", errors="replace") as f:
-        rows = list(csv.reader(f))
-    return (rows[0] if rows else []), rows[1:MAX_ROWS + 1]
 
 
 class ComparePanel(QWidget):
@@ -57,6 +55,11 @@ class ComparePanel(QWidget):
         self.folder: Path | None = None
         self.session: str | None = None
         self.process: QProcess | None = None
+        self.output: list[str] = []          # the running comparison's lines
+        self._partial = ""
+        self._started_s = 0.0
+        self._step = ""
+        self._work_done = False
         self.folder_label = QLabel("no results folder open")
         self.folder_label.setWordWrap(True)
         open_button = QPushButton("Open results folder…")
@@ -64,13 +67,25 @@ class ComparePanel(QWidget):
         self.run_button = QPushButton("Run compare for the open session")
         self.run_button.setEnabled(False)
         self.run_button.clicked.connect(self.run_compare)
+        self.progress = QProgressBar()
+        self.progress.setMinimumWidth(200)
+        self.progress.setVisible(False)
+        self.step = QLabel("")
+        self.clock = QTimer(self)
+        self.clock.timeout.connect(self._show_step)
+
+        self.tables = PaperTables()
+        self.curves = TrialCurves()
+        self.figures = Figures()
+        self.report = QTextBrowser()
+        self.report.setOpenExternalLinks(True)
+        # Every file of the folder, as it is (the other tables, the report's CSVs)
         self.files = QListWidget()
         self.files.currentItemChanged.connect(lambda cur, _prev: self.show_file(cur.data(Qt.ItemDataRole.UserRole))
                                               if cur is not None else None)
-        self.table = QTableWidget()
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table = table_widget()
         self.image = QLabel()
-        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.image_scroll = QScrollArea()
         self.image_scroll.setWidgetResizable(True)
         self.image_scroll.setWidget(self.image)
@@ -81,17 +96,24 @@ class ComparePanel(QWidget):
             self.stack.addWidget(w)
         self.browser.setHtml("<p>Open a session's comparison results (a folder of CSV tables and PNG figures, "
                              "or its HTML report), or run the comparison for the session open in Replay.</p>")
+        self.all_files = all_files = QSplitter()
+        all_files.addWidget(self.files)
+        all_files.addWidget(self.stack)
+        all_files.setStretchFactor(1, 4)
+        self.views = QTabWidget()
+        for widget, name in ((self.tables, "Tables 4-6"), (self.curves, "Trial curves"), (self.figures, "Figures"),
+                             (self.report, "Report"), (all_files, "All files")):
+            self.views.addTab(widget, name)
+
         top = QHBoxLayout()
         top.addWidget(open_button)
         top.addWidget(self.run_button)
-        top.addWidget(self.folder_label, 1)
-        split = QSplitter()
-        split.addWidget(self.files)
-        split.addWidget(self.stack)
-        split.setStretchFactor(1, 4)
+        top.addWidget(self.progress)
+        top.addWidget(self.step, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.folder_label)
+        lay.addWidget(self.views, 1)
         self._pixmap: QPixmap | None = None
 
     def _browse(self) -> None:
@@ -101,7 +123,7 @@ class ComparePanel(QWidget):
     def set_session(self, path: str | None) -> None:
         """The session open in Replay: its results are shown if they exist, and 'Run compare' targets it."""
         self.session = path
-        self.run_button.setEnabled(path is not None)
+        self.run_button.setEnabled(path is not None and not self.running())
         if path is not None and results_folder(path).is_dir():
             self.open_folder(results_folder(path))
 
@@ -111,7 +133,26 @@ class ComparePanel(QWidget):
             self.error.emit("compare", f"{folder} is not a folder")
             return
         self.folder = folder
-        self.folder_label.setText(str(folder))
+        self.folder_label.setText(f"results: {folder}")
+        try:
+            found = self.tables.show_folder(folder)
+            names = [row[0] for key in self.tables.tables if (folder / f"{key}.csv").is_file()
+                     for row in read_csv(folder / f"{key}.csv")[1]]
+            self.curves.show_folder(folder, names)
+            self.figures.show_folder(folder)
+            report = folder / "report.html"
+            if report.is_file():
+                self.report.setSearchPaths([str(folder)])
+                self.report.setSource(QUrl.fromLocalFile(str(report)))
+            else:
+                self.report.setHtml(f"<p>No report.html in {folder}.</p>")
+        except (OSError, ValueError, csv.Error) as exc:
+            self.error.emit("compare", f"{folder}: {exc}")
+            found = 0
+        self._list_files(folder)
+        self.views.setCurrentWidget(self.tables if found else self.all_files)
+
+    def _list_files(self, folder: Path) -> None:
         self.files.clear()
         paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in SHOWN and p.is_file())
         # The report first, then tables, then figures: the order an operator reads them in.
@@ -131,15 +172,7 @@ class ComparePanel(QWidget):
         suffix = p.suffix.lower()
         try:
             if suffix == ".csv":
-                header, rows = read_csv(p)
-                self.table.clear()
-                self.table.setColumnCount(len(header))
-                self.table.setHorizontalHeaderLabels(header)
-                self.table.setRowCount(len(rows))
-                for r, row in enumerate(rows):
-                    for c, v in enumerate(row[: len(header)]):
-                        self.table.setItem(r, c, QTableWidgetItem(v))
-                self.table.resizeColumnsToContents()
+                fill_table(self.table, *read_csv(p), as_report=False)   # the file as it is
                 self.stack.setCurrentWidget(self.table)
             elif suffix == ".png":
                 self._pixmap = QPixmap(str(p))
@@ -160,31 +193,95 @@ class ComparePanel(QWidget):
     def _fit_image(self) -> None:
         if self._pixmap is None:
             return
-        size = self.image_scroll.viewport().size()
-        self.image.setPixmap(self._pixmap.scaled(size, Qt.AspectRatioMode.KeepAspectRatio,
-                                                 Qt.TransformationMode.SmoothTransformation))
+        width = min(self.image_scroll.viewport().width() - 2, self._pixmap.width())
+        self.image.setPixmap(self._pixmap.scaledToWidth(max(width, 100), Qt.TransformationMode.SmoothTransformation))
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit_image()
 
+    # ------------------------------------------------------------ running the comparison
+    def running(self) -> bool:
+        return self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
+
     def run_compare(self) -> None:
-        running = self.process is not None and self.process.state() != QProcess.ProcessState.NotRunning
-        if self.session is None or running:
+        if self.session is None or self.running():
             return
         out = results_folder(self.session)
         process = self.process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
+        process.readyReadStandardOutput.connect(lambda: self._read(process))
         process.finished.connect(lambda code, _status: self._compare_done(process, code, out))
+        process.errorOccurred.connect(lambda err: self._not_started(process)
+                                      if err == QProcess.ProcessError.FailedToStart else None)
         self.message.emit(f"compare: running uartlab compare {self.session} --out {out}")
         self.run_button.setEnabled(False)
-        process.start(sys.executable, ["-m", "uartlab.app.cli", "compare", self.session, "--out", str(out)])
+        self.output, self._partial, self._work_done = [], "", False
+        self.progress.setRange(0, 0)   # busy until the first count
+        self.progress.setVisible(True)
+        self._started_s = time.monotonic()
+        self._step = "starting the comparison"
+        self._show_step()
+        self.clock.start(1000)
+        process.start(sys.executable, ["-m", "uartlab.app.cli", "compare", self.session, "--out", str(out),
+                                       "--progress"])
+
+    def _read(self, process: QProcess) -> None:
+        text = self._partial + bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace")
+        *lines, self._partial = text.split("\n")
+        for line in (ln.rstrip("\r") for ln in lines):
+            self._take(line)
+
+    def _take(self, line: str) -> None:
+        if not line.strip():
+            return
+        self.output.append(line)
+        parsed = parse_line(line)
+        if parsed is None:
+            if not self._work_done:   # a note while it works (a session skipped, the model compiling): said
+                self._step = line.removeprefix("compare: ")
+                self.message.emit(line)
+                self._show_step()
+            return                    # after the work: the text tables the command prints, shown in the tab
+        desc, done, total = parsed
+        desc = desc.removeprefix("compare: ")
+        self._work_done = desc == "done"
+        if total is None:
+            self.progress.setRange(0, 0)
+            self._step = desc
+        else:
+            self.progress.setRange(0, max(total, 1))
+            self.progress.setValue(done)
+            self._step = f"{desc}: {done} of {total}"
+        self._show_step()
+
+    def _show_step(self) -> None:
+        elapsed = int(time.monotonic() - self._started_s)
+        self.step.setText(f"{self._step} ({elapsed // 60}:{elapsed % 60:02d})")
+
+    def _not_started(self, process: QProcess) -> None:
+        """No process, so no ``finished``: the tab says why and is ready again."""
+        self.clock.stop()
+        self.progress.setVisible(False)
+        self.run_button.setEnabled(self.session is not None)
+        self.step.setText(f"failed: {process.errorString()}")
+        self.error.emit("compare", f"uartlab compare did not start: {process.errorString()}")
 
     def _compare_done(self, process: QProcess, code: int, out: Path) -> None:
-        text = bytes(process.readAll().data()).decode("utf-8", "replace").strip()
+        self._read(process)
+        if self._partial:
+            self._take(self._partial)
+            self._partial = ""
+        self.clock.stop()
+        self.progress.setVisible(False)
         self.run_button.setEnabled(self.session is not None)
+        elapsed = time.monotonic() - self._started_s
         if code != 0:
-            self.error.emit("compare", text.splitlines()[-1] if text else f"uartlab compare exited with {code}")
+            lines = [ln for ln in self.output if parse_line(ln) is None]
+            why = lines[-1] if lines else f"uartlab compare exited with {code}"
+            self.step.setText(f"failed: {why}")
+            self.error.emit("compare", why)
             return
+        self.step.setText(f"done in {elapsed:.0f} s")
         self.message.emit(f"compare: done, results in {out}")
         self.open_folder(out)

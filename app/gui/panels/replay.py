@@ -1,8 +1,8 @@
 """Replay panel: open a session file, a timeline with its trials and trips, play/pause/seek/speed.
 
 The file is played by ``ReplayRig`` (app/record/player.py) into its own Hub; the window attaches every live view to
-that hub exactly as it does to the rig's, so whatever works live works on a replay. ``ReplayRig`` has
-no pause: pausing stops its thread and remembers the position, resuming seeks there and starts again.
+that hub exactly as it does to the rig's, so whatever works live works on a replay. The cursor stands at the
+newest time the plots show; a replay that cannot keep the chosen speed says how far behind it is.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ SPEEDS = ("0.25", "0.5", "1", "2", "5", "10", "max")
 OUTCOME_BRUSH = {"settled": (46, 125, 50, 60)}
 OTHER_BRUSH = (198, 40, 40, 60)
 ALERT_KINDS = (EventKind.TRIP, EventKind.ESTOP, EventKind.FAULT)
+PACE_WIDTH = 330       # px: the longest pace text fits, so the row does not jump when it appears
+BEHIND_SHOWN_S = 0.5   # lag under this is a frame or two of drawing: not worth an operator's attention
 
 
 class ReplayPanel(QWidget):
@@ -51,6 +53,8 @@ class ReplayPanel(QWidget):
         self.info = QLabel("no session file open")
         self.info.setWordWrap(True)
         self.position = QLabel("–")
+        self.pace = QLabel("")   # the speed kept, or how far behind it the view is
+        self.pace.setMinimumWidth(PACE_WIDTH)
         self.last_folder = ""
 
         self.timeline = pg.PlotWidget()
@@ -71,6 +75,7 @@ class ReplayPanel(QWidget):
         for w in (self.open_button, self.play_button, QLabel("speed ×"), self.speed_combo, self.loop_box):
             row.addWidget(w)
         row.addStretch(1)
+        row.addWidget(self.pace)
         row.addWidget(self.position)
         row.addWidget(self.live_button)
         lay = QVBoxLayout(self)
@@ -147,10 +152,26 @@ class ReplayPanel(QWidget):
                           f"; samples: {counts}")
         self.set_enabled(True)
 
-    def show_position(self, host_time_s: float) -> None:
+    def show_position(self, host_time_s: float, window_s: float) -> None:
+        """The cursor at the newest time the plots show (their right edge); the label says which span they show."""
         if not np.isfinite(host_time_s) or self.span_s <= 0:
             return
         x = min(max(host_time_s - self.t0, 0.0), self.span_s)
         if not self.time_cursor.moving:
             self.time_cursor.setValue(x)
-        self.position.setText(f"t = {x:.1f} / {self.span_s:.1f} s")
+        self.position.setText(f"t = {x:.1f} / {self.span_s:.1f} s (plots: {max(0.0, x - window_s):.1f}–{x:.1f} s)")
+
+    def show_pace(self, playing: bool, behind_s: float, achieved: float | None) -> None:
+        """Playing: "at 1x", or in orange how far the view is behind the chosen speed and the speed it reaches."""
+        if not playing:
+            self.pace.setText("paused")
+            self.pace.setStyleSheet("")
+            return
+        speed = self.speed_combo.currentText()
+        if speed == "max" or behind_s < BEHIND_SHOWN_S:
+            self.pace.setText(f"playing at {speed}x" if speed != "max" else "playing as fast as possible")
+            self.pace.setStyleSheet("")
+            return
+        reached = f", the plots advance at {achieved:.2g}x" if achieved is not None else ""
+        self.pace.setText(f"behind by {behind_s:.1f} s at {speed}x{reached}")
+        self.pace.setStyleSheet("color: white; background: #e65100; font-weight: bold; padding: 0 4px")

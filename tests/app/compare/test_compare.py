@@ -249,6 +249,25 @@ def test_session_without_trials(tmp_path, capsys):
     assert "has no trials" in _cli_error(capsys, str(path))
 
 
+def test_a_session_without_trials_is_skipped_with_a_note_and_the_batch_goes_on(perturbed_session, tmp_path, capsys):
+    from uartlab.app.cli.progress import parse_line
+
+    empty = tmp_path / "empty.h5"
+    with SessionRecorder(empty) as rec:
+        rec.add_stream(actuators_spec(100.0))
+    good, _ = perturbed_session
+    out = tmp_path / "r"
+    assert main(["compare", str(empty), good, "--out", str(out), "--no-figures", "--progress"]) == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if parse_line(line) is None and line.strip()]
+    assert notes == [f"compare: skipping {empty}: the session has no trials (record with a protocol suite; "
+                     "`uartlab record` alone records streams but no trials)"]
+    steps = [parse_line(line) for line in captured.err.splitlines() if parse_line(line) is not None]
+    assert ("compare: re-simulating", len(TRIALS), len(TRIALS)) in steps and steps[-1] == ("compare: done", 1, 1)
+    assert "skipped empty.h5: the session has no trials" in captured.out
+    assert (out / "table4_free_motion.csv").is_file() and "empty.h5" in (out / "report.html").read_text()
+
+
 def test_unknown_params_key(perturbed_session, tmp_path, capsys):
     path, _ = perturbed_session
     bad = tmp_path / "q.toml"

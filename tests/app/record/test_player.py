@@ -11,7 +11,7 @@ import pytest
 from uartlab.app.cli import replay as replay_cli
 from uartlab.app.record.player import ReplayRig, SessionFile
 from uartlab.app.record.writer import SessionRecorder
-from uartlab.streams import FieldSpec, Record, StreamSpec
+from uartlab.streams import Event, EventKind, FieldSpec, Record, StreamSpec
 
 DAQ = StreamSpec("daq", "twin", (FieldSpec("volts", "f8", (13,), "V"), FieldSpec("sample_index", "i8")), 2000.0,
                  "sample_index")
@@ -36,7 +36,12 @@ def session(tmp_path_factory):
             written[spec.name] = Record(spec.name, t, data)
             for i in range(0, n, 10):  # in blocks, as a driver would hand them over
                 rec.write(Record(spec.name, t[i:i + 10], {k: v[i:i + 10] for k, v in data.items()}))
+        for t_s, kind, message in EVENTS:
+            rec.event(Event(t_s, kind, "runner", message))
     return path, written
+
+
+EVENTS = [(50.1, EventKind.PHASE, "ACTUATE"), (50.35, EventKind.TRIP, "FDP tension 41.0 N above the 40 N limit")]
 
 
 def collect(rig: ReplayRig) -> dict[str, Record]:
@@ -106,7 +111,52 @@ def test_session_file_trial_and_stream_specs(session):
     path, _ = session
     with SessionFile(path) as sf:
         assert sf.streams["daq"] == DAQ and sf.streams["mocap"] == MOCAP
-        assert sf.complete and sf.trials() == [] and sf.events() == []
+        assert sf.complete and sf.trials() == [] and [(e.host_time_s, e.kind) for e in sf.events()] == \
+            [(t, kind) for t, kind, _ in EVENTS]
+
+
+def test_the_files_events_come_through_the_hub_as_the_data_passes_them(session):
+    path, _ = session
+    rig = ReplayRig(path, speed="max")
+    sub = rig.hub.subscribe("consumer", maxsize=100_000)
+    rig.start()
+    assert rig.wait(10)
+    items = sub.drain()
+    events = [(i, item) for i, item in enumerate(items) if isinstance(item, Event)]
+    assert [(e.host_time_s, e.kind, e.message) for _, e in events] == EVENTS
+    for i, e in events:   # after the data before it, before the data after it
+        before = [r for r in items[:i] if isinstance(r, Record)]
+        after = [r for r in items[i + 1:] if isinstance(r, Record)]
+        assert before and max(r.host_time_s[-1] for r in before) >= e.host_time_s - 1.0
+        assert not after or min(r.host_time_s[0] for r in after) >= e.host_time_s - 1.0
+
+
+def test_a_seek_hands_over_the_seconds_before_it_first_and_pause_holds(session):
+    path, written = session
+    rig = ReplayRig(path, speed=1.0, hold_at_end=True)
+    sub = rig.hub.subscribe("consumer", maxsize=100_000)
+    rig.seek(50.3, history_s=0.2)
+    rig.start(paused=True)
+    deadline = time.monotonic() + 5
+    got: list = []
+    while not any(getattr(r, "stream", None) == "daq" for r in got) and time.monotonic() < deadline:
+        got += sub.drain()
+        time.sleep(0.01)
+    time.sleep(0.2)   # paused: nothing more comes
+    got += sub.drain()
+    daq = [r for r in got if getattr(r, "stream", None) == "daq"]
+    assert len(daq) == 1 and rig.position_s == 50.3    # one record: the 0.2 s before the cursor, unpaced
+    np.testing.assert_array_equal(daq[0].host_time_s, written["daq"].host_time_s[(written["daq"].host_time_s >= 50.1)
+                                                                                 & (written["daq"].host_time_s < 50.3)])
+    assert [e.kind for e in got if isinstance(e, Event)] == [EventKind.PHASE]   # the one at 50.1 s
+    rig.resume()    # plays on from the cursor to the end, where it holds
+    deadline = time.monotonic() + 5
+    while not rig.paused and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert rig.paused and rig.running and rig.position_s == pytest.approx(written["daq"].host_time_s[-1], abs=0.01)
+    rest = [r for r in sub.drain() if getattr(r, "stream", None) == "daq"]
+    assert np.concatenate([r.host_time_s for r in rest])[0] == pytest.approx(50.3)
+    rig.close()
 
 
 def test_reads_a_file_while_it_is_written(tmp_path):

@@ -1,0 +1,125 @@
+"""Replay in the real window, of a session recorded on the twin rig (tests/conftest.py `twin_session_file`):
+the first view and the cursor agree, a seek keeps the plots' window of history, the chosen speed is kept or
+the lag is shown, and the file's events come through as the live rig's do."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.realtime, pytest.mark.slow]
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+from uartlab.app.gui.app import qt_app  # noqa: E402
+from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.record.player import SessionFile  # noqa: E402
+from uartlab.schema import DAQ, JOINTS_IK, EventKind  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    qt_app()
+    w = MainWindow(QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat),
+                   core_address=f"ipc://{tmp_path / 'core'}")
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def open_session(qtbot, window, path) -> float:
+    """Open the file in the Replay dock as an operator does; returns its first host time."""
+    window.ops.open_replay(str(path))
+    qtbot.waitUntil(lambda: window.ops.replay is not None and window.replay_panel.play_button.isEnabled(),
+                    timeout=10000)
+    return window.replay_panel.t0
+
+
+def span_kept(window, stream: str, field: str) -> tuple[float, float]:
+    """First and last host time in the window's ring buffer of a channel."""
+    t, _ = window.data.get(stream, field).view()
+    return float(t[0]), float(t[-1])
+
+
+def test_the_first_view_is_the_files_first_window_and_the_cursor_stands_at_its_end(qtbot, window,
+                                                                                 twin_session_file):
+    t0 = open_session(qtbot, window, twin_session_file)
+    window_s = window.data.window_s
+    with SessionFile(twin_session_file) as f:
+        span_s = f.time_span_s()[1] - t0
+    assert span_s > window_s  # the twin session is longer than one window: its end is not its first view
+    qtbot.waitUntil(lambda: abs(window.data.last_t.get(DAQ.stream, 0.0) - (t0 + window_s)) < 0.05, timeout=5000)
+    first, last = span_kept(window, DAQ.stream, DAQ.tendon_force_N)
+    assert first == pytest.approx(t0, abs=0.05) and last == pytest.approx(t0 + window_s, abs=0.05)
+    window.on_status()
+    panel = window.replay_panel
+    assert panel.position.text() == f"t = {window_s:.1f} / {span_s:.1f} s (plots: 0.0–{window_s:.1f} s)"
+    assert panel.time_cursor.value() == pytest.approx(window_s, abs=0.05)
+    assert panel.pace.text() == "paused" and panel.play_button.text() == "▶ Play"
+    window.on_frame()
+    x, _ = window.plots.plots["tension"].measured[0].getData()
+    assert x.min() == pytest.approx(-window_s, abs=0.1) and x.max() == pytest.approx(0.0, abs=0.05)
+    # the events of the first view are in the log, as the live rig's are
+    log = window.log.toPlainText().splitlines()
+    assert any("(replay, t = " in line and f" {EventKind.STEADY} " in line for line in log)
+    assert window.errors == []
+
+
+def test_a_seek_keeps_the_window_of_history_before_the_cursor(qtbot, window, twin_session_file):
+    t0 = open_session(qtbot, window, twin_session_file)
+    window_s = window.data.window_s
+    qtbot.waitUntil(lambda: window.data.now_s > t0 + window_s - 0.05, timeout=5000)
+    # paused, back to 5 s: the plots hold 0-5 s, read from the file
+    window.replay_panel._seek_rel(5.0)
+    channels = ((DAQ.stream, DAQ.tendon_force_N), (JOINTS_IK.stream, JOINTS_IK.angles_rad))
+    qtbot.waitUntil(lambda: all(window.data.last_t.get(s, 0.0) > t0 + 4.9 for s, _ in channels), timeout=5000)
+    for stream, field in channels:
+        first, last = span_kept(window, stream, field)
+        assert first == pytest.approx(t0, abs=0.05) and last == pytest.approx(t0 + 5.0, abs=0.05), stream
+    # playing, forward to 12 s: the plots hold the 10 s before it at once, then go on from there
+    window.replay_panel.play_button.click()
+    qtbot.waitUntil(lambda: window.replay_panel.playing, timeout=2000)
+    window.replay_panel._seek_rel(12.0)
+    qtbot.waitUntil(lambda: window.data.last_t.get(DAQ.stream, 0.0) >= t0 + 12.0 - 0.05, timeout=5000)
+    first, last = span_kept(window, DAQ.stream, DAQ.tendon_force_N)
+    assert first == pytest.approx(t0 + 12.0 - window_s, abs=0.05) and last >= t0 + 12.0 - 0.05
+    t, _ = window.data.get(DAQ.stream, DAQ.tendon_force_N).view()
+    assert np.all(np.diff(t) >= 0)  # nothing of the old place mixed in
+    window.on_frame()
+    x, _ = window.plots.plots["tension"].measured[0].getData()
+    assert x.min() <= -window_s + 0.2            # the full window drawn, not a plot starting empty
+    assert window.errors == []
+
+
+def test_replay_keeps_the_chosen_speed_or_says_how_far_behind(qtbot, window, twin_session_file):
+    open_session(qtbot, window, twin_session_file)
+    panel = window.replay_panel
+    panel.speed_combo.setCurrentText("1")
+    panel._seek_rel(0.0)
+    qtbot.waitUntil(lambda: window.replay_panel.position.text().startswith("t = 0.0"), timeout=5000)
+    panel.play_button.click()
+    qtbot.wait(500)
+    wall0, shown0 = time.monotonic(), window.data.now_s
+    qtbot.wait(3000)
+    window.on_status()
+    advanced_s, wall_s = window.data.now_s - shown0, time.monotonic() - wall0
+    # what the operator sees: the plots advance at 1x, or the panel says by how much they do not
+    assert advanced_s >= 0.85 * wall_s or panel.pace.text().startswith("behind by"), (advanced_s, wall_s,
+                                                                                        panel.pace.text())
+    if advanced_s >= 0.85 * wall_s:
+        assert panel.pace.text() == "playing at 1x"
+    # the window's own thread held up for 1.5 s (a busy machine): the plots fall behind, and it says so
+    time.sleep(1.5)
+    window.on_status()
+    assert panel.pace.text().startswith("behind by ")
+    assert float(panel.pace.text().split()[2]) >= 1.0
+    assert "#e65100" in panel.pace.styleSheet()
+    # the player never dropped the time: drawn again, the plots catch up with the schedule
+    qtbot.waitUntil(lambda: (window.on_status(), panel.pace.text() == "playing at 1x")[1], timeout=5000)
+    assert window.errors == []
