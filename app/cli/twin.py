@@ -111,13 +111,9 @@ def run_up(args: argparse.Namespace) -> int:
 
     require("rig")  # before the twins load: they speak the real devices' protocols through the [rig] packages
     from uartlab.app.rig.twin_control import TwinControlServer
-    from uartlab.app.run import realtime
     from uartlab.drivers.twins.rig import TwinRig
 
     config = build_config(args)
-    # A device answers from its own CPU; the twins share this machine's with whatever else runs. Ahead of
-    # ordinary load as the rig core is (the threads started below inherit it), where the OS allows it.
-    realtime.prepare_process(who="the twin rig")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
