@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSplitter,
+    QTabBar,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -121,18 +122,20 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-        for name, widget, area in (("Rig", self.rig_panel, left), ("Protocol", self.protocol_panel, left),
-                                   ("Recording", self.recording_panel, left), ("Results", self.results_panel, bottom),
-                                   ("Replay", self.replay_panel, bottom), ("Log", self.log, bottom)):
-            dock = QDockWidget(name, self)
-            dock.setObjectName(f"dock_{name}")
-            dock.setWidget(widget)
-            self.addDockWidget(area, dock)
-            self.docks[name] = dock
-        self.tabifyDockWidget(self.docks["Rig"], self.docks["Protocol"])
-        self.tabifyDockWidget(self.docks["Protocol"], self.docks["Recording"])
-        self.tabifyDockWidget(self.docks["Results"], self.docks["Replay"])
-        self.tabifyDockWidget(self.docks["Replay"], self.docks["Log"])
+        groups = ((left, ("Rig", self.rig_panel), ("Protocol", self.protocol_panel),
+                   ("Recording", self.recording_panel)),
+                  (bottom, ("Results", self.results_panel), ("Replay", self.replay_panel), ("Log", self.log)))
+        for _, *members in groups:
+            for name, widget in members:
+                dock = QDockWidget(name, self)
+                dock.setObjectName(f"dock_{name}")
+                dock.setWidget(widget)
+                self.docks[name] = dock
+        for area, (first, _), *others in groups:
+            self.addDockWidget(area, self.docks[first])
+            for name, _ in others:
+                self.tabifyDockWidget(self.docks[first], self.docks[name])
+        self._hide_stale_tab_bars()
         self.docks["Rig"].raise_()
         self.docks["Results"].raise_()
         self.resizeDocks([self.docks["Results"]], [230], Qt.Orientation.Vertical)  # the plots get the rest
@@ -170,6 +173,16 @@ class MainWindow(QMainWindow):
         self.status_timer.timeout.connect(self.on_status)
         self.status_timer.start(STATUS_MS)
         self.restore_settings()
+
+    def _hide_stale_tab_bars(self) -> None:
+        """Qt (6.11) leaves the first tab bar of the second tabbed dock group visible, standing over the docks,
+        once a third dock joins the group; its tabs are the start of the group's real bar. Hidden, it stays
+        hidden; Qt takes it again, shown, if it needs a bar."""
+        bars = self.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        tabs = [[bar.tabText(i) for i in range(bar.count())] for bar in bars]
+        for bar, mine in zip(bars, tabs, strict=True):
+            if any(len(other) > len(mine) and other[:len(mine)] == mine for other in tabs):
+                bar.hide()
 
     # ------------------------------------------------------------ toolbar, E-stop
     def _build_toolbar(self) -> None:

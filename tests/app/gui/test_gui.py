@@ -78,6 +78,12 @@ def test_pyside_signals_do_not_leak_bool_references():
 
 def test_main_window_opens_with_every_panel_and_the_estop(window):
     assert set(window.docks) == {"Rig", "Protocol", "Recording", "Results", "Replay", "Log"}
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    bars = window.findChildren(QTabBar, options=Qt.FindChildOption.FindDirectChildrenOnly)
+    shown = sorted([bar.tabText(i) for i in range(bar.count())] for bar in bars if bar.isVisible())
+    assert shown == [["Results", "Replay", "Log"], ["Rig", "Protocol", "Recording"]]   # no stray bar over a panel
     assert window.estop_button.isVisible() and window.estop_button.isEnabled()
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Live", "Compare", "Calibration"]
     assert window.rig_panel.connect_button.isEnabled()
