@@ -4,11 +4,11 @@
     .venv/bin/python docs/make_screenshots.py --out /tmp/s --scenes connected,running
 
 A day at the rig, in order: the window starts its own rig core on the twin rig and connects; one free-motion
-trial runs with the live model beside it and is recorded; a suite whose force limit is lower than the pull
-reaches trips (the finger pressing on a surface), and the tendons are released; the recorded session is replayed; the comparison runs in the
-Compare tab; a calibration procedure runs in the Calibration tab; the E-stop is pressed. Nothing is
-synthetic: every plot is the twin rig's data as the drivers read it. Offscreen (QT_QPA_PLATFORM=offscreen)
-unless a display is asked for; takes a few minutes (the comparison re-simulates the session).
+trial runs with the live model beside it and is recorded; a contact trial under a fingertip force limit
+lower than the finger's press on its surface trips, and the tendons are released; the recorded session is
+replayed; the comparison runs in the Compare tab; a calibration procedure runs in the Calibration tab; the
+E-stop is pressed. Nothing is synthetic: every plot is the twin rig's data as the drivers read it. Offscreen
+(QT_QPA_PLATFORM=offscreen) unless a display is asked for; takes a few minutes.
 """
 
 from __future__ import annotations
