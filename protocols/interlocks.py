@@ -138,7 +138,7 @@ class Interlocks:
                                                      "output rail (the force reading is invalid)")
         if not abs(obs.fingertip_force_N) <= lim.max_fingertip_force_N:
             return Trip("fingertip_force", "Nano17", float(obs.fingertip_force_N),
-                        f"fingertip force {obs.fingertip_force_N:.1f} N is over the limit "
+                        f"fingertip force {obs.fingertip_force_N:.2f} N is over the limit "
                         f"{lim.max_fingertip_force_N:g} N")
         for stream, max_age in lim.max_stream_age_s.items():
             # A stream never seen counts as infinitely stale: no data is not "no fault".

@@ -56,6 +56,8 @@ class Operations:
         self.trip_reason: str | None = None
         self._recording_was: str | None = None  # the file the core recorded at the last poll
         self.reset_pending = False              # the operator acknowledged a run the core is still closing
+        self.acknowledged_run: object = None    # the core's run id the operator acknowledged
+        self.live_source = "live rig core"      # what the status bar calls the core's streams (twin or real)
         self.recording_request: str | None = None  # "starting" | "stopping" while the core is asked
         self._move_sent_s = math.inf           # when the core took the operator's move (its status says when over)
         p, r, rec, rp = window.protocol_panel, window.rig_panel, window.recording_panel, window.replay_panel
@@ -177,13 +179,14 @@ class Operations:
             self.backends = {"actuators": config.actuators.backend, "daq": config.daq.backend,
                              "mocap": config.mocap.backend}
             kind = "twin" if config.uses_twin else "real"
+            self.live_source = f"live rig core ({kind})"
             where = "started here" if link.started_here else "already running"
             self.w.rig_panel.set_state("connected", f"connected ({kind}, core {where}): {config.source}")
             self.w.settings.setValue("rig/config", config_path)
             self.w.log_line(f"attached to the rig core at {link.address} ({where}, pid {link.hello.get('pid')}); "
                             f"rig from {config.source}")
             if self.replay is None:
-                self.w.attach(link.hub, f"live rig core ({kind})", link.viewer)
+                self.w.attach(link.hub, self.live_source, link.viewer)
             self.refresh_now()
 
         def failed(exc) -> None:
@@ -309,6 +312,7 @@ class Operations:
         """Operator acknowledgement after DONE/ABORTED/FAULT: the next run may start. A run the core is still
         closing (its file, the live model) is acknowledged once it is over."""
         self.trip_reason = None
+        self.acknowledged_run = ((self.status or {}).get("run") or {}).get("id")   # its fault is not shown again
         if self.run_busy:
             self.reset_pending = True
         else:
@@ -457,7 +461,7 @@ class Operations:
         self.w.replay_panel.set_enabled(False)
         self.w.compare.set_session(None)
         if self.core is not None:
-            self.w.attach(self.core.hub, "live rig core")
+            self.w.attach(self.core.hub, self.live_source)
         else:
             self.w.attach(None, "none")
 
@@ -542,7 +546,8 @@ class Operations:
         else:
             w.protocol_panel.show_status(run)
             w.results_panel.show_run(run)
-            if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched:
+            if run.fault_reason and run.phase is Phase.FAULT and not self.estop_latched \
+                    and run.id != self.acknowledged_run:
                 self.trip_reason = run.fault_reason
         self._refresh_buttons()
         self._show_replay()

@@ -36,7 +36,7 @@ from uartlab.protocols.suite import BUILTIN_SUITES, Suite
 from uartlab.schema import Outcome, outcome_of
 from uartlab.sim.names import TENDONS
 
-COLUMNS = ("#", "trial", "kind", "pose", "surface [deg]", "pulls", "repeats", "status")
+COLUMNS = ("#", "trial", "status", "repeats", "kind", "pose", "surface [deg]", "pulls")   # status in sight
 REPEATS_COLUMN, STATUS_COLUMN = COLUMNS.index("repeats"), COLUMNS.index("status")
 OPEN_FILE = "Open suite file…"
 RUNNING = "#1565c0"
@@ -221,8 +221,8 @@ class ProtocolPanel(QWidget):
         self.table.setRowCount(len(suite.trials))
         for r, t in enumerate(suite.trials):
             surface = "–" if t.surface_angle_deg is None else f"{t.surface_angle_deg:g}"
-            for c, v in enumerate((str(r + 1), t.name, t.kind, t.pose, surface, describe_pulls(t), str(t.repeats),
-                                   "pending")):
+            for c, v in enumerate((str(r + 1), t.name, "pending", str(t.repeats), t.kind, t.pose, surface,
+                                   describe_pulls(t))):
                 self.table.setItem(r, c, QTableWidgetItem(v))
         self.progress.setValue(0)
 
@@ -279,6 +279,8 @@ class ProtocolPanel(QWidget):
         """No run on the core (none yet, or the last one acknowledged): the table keeps the last run's outcomes."""
         self.phase_label.setText("no run")
         self.trial_label.setText("–")
+        if self.progress.value() and not self.progress.format().startswith("last run: "):
+            self.progress.setFormat(f"last run: {self.progress.format()}")
 
     def set_interlocks(self, reason: str | None, estop: bool = False) -> None:
         if estop:

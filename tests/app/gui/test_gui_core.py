@@ -26,6 +26,7 @@ pytest.importorskip("zmq")
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.gui.panels.protocol import REPEATS_COLUMN, STATUS_COLUMN  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
 from uartlab.schema import EventKind  # noqa: E402
@@ -190,7 +191,7 @@ def test_a_suite_runs_to_the_end_in_the_core_and_the_file_is_recorded(qtbot, mak
     qtbot.waitUntil(lambda: window.ops.recording is None, timeout=15000)   # the run's own file, closed by the core
     window.on_status()
     assert panel.progress.value() == 1000
-    assert "settled" in panel.table.item(1, 7).text() or "timeout" in panel.table.item(1, 7).text()
+    assert panel.table.item(1, STATUS_COLUMN).text() in ("1 settled", "1 settle timeout")
     assert panel.buttons["reset"].isEnabled() and not panel.buttons["start"].isEnabled()
     shoot(window, "protocol_done")
     panel.buttons["reset"].click()
@@ -559,7 +560,7 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
     window.on_status()
     assert window.recording_label.text().startswith("● REC session_")
-    assert panel.table.item(0, 6).text() == "2" and panel.table.item(1, 6).text() == "2"  # this run's repeats
+    assert panel.table.item(0, REPEATS_COLUMN).text() == "2" == panel.table.item(1, REPEATS_COLUMN).text()
     assert "repeat 1 of 2" in panel.trial_label.text(), panel.trial_label.text()
     qtbot.waitUntil(lambda: "repeat 2 of 2" in panel.trial_label.text() and window.ops.phase is Phase.ACTUATE,
                     timeout=60000)
@@ -576,10 +577,10 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     said = panel.interlock_label.text()     # the operator's words, the twin named, the next step
     assert said.startswith("TRIPPED: servo FDS of the twin rig shut itself down: overload — "), said
     assert "Disconnect and Connect" in said and "0x" not in said
-    fdp, fds = panel.table.item(0, 7).text(), panel.table.item(1, 7).text()
+    fdp, fds = panel.table.item(0, STATUS_COLUMN).text(), panel.table.item(1, STATUS_COLUMN).text()
     assert fdp in ("2 settled", "1 settled · 1 settle timeout", "2 settle timeout"), fdp
     assert fds == "1 tripped · 1 not run", fds
-    assert panel.table.item(1, 7).toolTip().startswith("repeat 1: tripped: ")
+    assert panel.table.item(1, STATUS_COLUMN).toolTip().startswith("repeat 1: tripped: ")
     assert panel.progress.value() == 750 and panel.progress.format() == "3 of 4 trials"
     assert window.recording_label.text() == "○ not recording"
 
@@ -609,5 +610,6 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     panel.buttons["reset"].click()
     qtbot.waitUntil(lambda: window.ops.phase is None, timeout=10000)
     window.on_status()
-    assert panel.phase_label.text() == "no run" and "FAULT" not in window.interlock_label.text()
+    assert panel.phase_label.text() == "no run" and panel.progress.format() == "last run: 3 of 4 trials"
+    assert "TRIP" not in window.interlock_label.text() and panel.interlock_label.text() == "OK"   # acknowledged
     assert window.errors == [] or all("FDS" in e or "fault" in e for e in window.errors), window.errors
