@@ -27,6 +27,8 @@ BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: ab
 MARGIN = 1.25              # capacity beyond the window: a stream faster than its nominal rate still fills it
 DEFAULT_RATE_HZ = 250.0    # a stream that declares no rate (Motive before it says): the fastest mocap rate
 JUMP_BACK_S = 0.5          # time going back more than this (a replay seek, a new source) clears the buffers
+GAP_S = 0.25               # samples further apart than this (and 5 periods) are not joined by a line: the live
+                           # model between two trials, a stalled device
 
 
 class Ring:
@@ -45,6 +47,7 @@ class Ring:
         self.n = 0
         self.last_t = -math.inf
         self.last_y = np.full(self.width, np.nan)  # the newest raw sample, for read-outs
+        self.gap_s = max(GAP_S, 5.0 / rate_hz)
 
     def clear(self) -> None:
         self._t[:] = np.nan
@@ -60,6 +63,9 @@ class Ring:
         if t.shape[0] == 0:
             return
         y = np.asarray(y, dtype=float).reshape(t.shape[0], self.width).T
+        if t[0] - self.last_t > self.gap_s and math.isfinite(self.last_t):   # a break in the curve, not a line
+            self._pend_t, self._pend_y = np.empty(0), np.empty((self.width, 0))
+            self._write(np.array([self.last_t]), np.full((self.width, 1), np.nan))
         self.last_t, self.last_y = float(t[-1]), y[:, -1].copy()
         if self.factor == 1:
             self._write(t, y)

@@ -64,3 +64,19 @@ def test_live_data_takes_wanted_columns_and_clears_on_a_jump_back():
     data.add(block(50.0, w))  # a seek back
     t, _ = ring.view()
     assert t.min() >= 50 and t.max() < 51 and data.now_s < 51
+
+
+def test_a_gap_in_a_stream_breaks_its_curve_instead_of_joining_it():
+    """The live model stops between trials: the last point of one trial and the first of the next are not
+    joined by a line across the plot (a NaN between them, which the curves skip)."""
+    ring = Ring(1, rate_hz=100.0, window_s=10.0)
+    first, second = np.arange(0, 1, 0.01), np.arange(3, 4, 0.01)     # 2 s without samples
+    ring.extend(first, first[:, None])
+    ring.extend(second, second[:, None])
+    t, y = ring.view()
+    breaks = np.flatnonzero(np.isnan(y[0]))
+    assert breaks.size == 1 and t[breaks[0] - 1] < 1 < 3 <= t[breaks[0] + 1]
+    steady = Ring(1, rate_hz=100.0, window_s=10.0)                    # no gap: no break
+    steady.extend(first, first[:, None])
+    steady.extend(first + 1, first[:, None])
+    assert not np.isnan(steady.view()[1]).any()
