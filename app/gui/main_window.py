@@ -345,8 +345,11 @@ class MainWindow(QMainWindow):
 
     @property
     def fps(self) -> float:
+        """Frames drawn per second lately; 0 when none was drawn in the last second (nothing new to draw)."""
         t = self._frame_times
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 2 and t[-1] > t[0] else 0.0
+        if len(t) < 3 or t[-1] <= t[0] or time.monotonic() - t[-1] > 1.0:
+            return 0.0
+        return (len(t) - 1) / (t[-1] - t[0])
 
     def on_status(self) -> None:
         try:
@@ -354,7 +357,9 @@ class MainWindow(QMainWindow):
             self.results_panel.refresh()
             self.plots.readouts(self.data)
             dropped = sum(self.sub.dropped.values()) if self.sub is not None else 0
-            self.fps_label.setText(f"display {self.fps:.0f} fps · GUI queue drops {dropped}")
+            fps = self.fps
+            drawn = f"display {fps:.0f} fps" if fps > 0 else "display idle (no new data)"
+            self.fps_label.setText(f"{drawn} · GUI queue drops {dropped}")
             warning = self.clock_warning()
             if warning:
                 self.statusBar().showMessage(f"clock sync: {warning}", 2000)
