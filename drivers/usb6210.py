@@ -7,7 +7,9 @@
     daq.stop()
 
 One continuous, hardware-timed task; a reader thread loops on ``AnalogMultiChannelReader.read_many_sample``
-and hands blocks to a bounded queue, so a slow consumer costs the consumer blocks (counted, and reported
+(one block per call; a reader that fell behind takes everything that piled up in one call, since each call is
+a round trip to the device and, behind a slow one, block by block never catches up) and hands blocks to a
+bounded queue, so a slow consumer costs the consumer blocks (counted, and reported
 as ``gap_before`` on the next block it gets), never the DAQ buffer. An overflow of the DAQ's own buffer
 (-200279: the reader thread itself was starved) is reported, the task restarted and the lost samples
 estimated from the host clock. No loss is silent: for consecutive blocks a, b the consumer sees
@@ -254,13 +256,17 @@ class Usb6210:
         n, n_chan = self.block_samples, len(self.channel_names)
         timeout_s = n / self.rate_hz + 1.0  # a block's worth plus slack for USB / the RPC
         next_index, gap = 0, 0
-        reader = self._reader   # set by _open() before start() starts this thread
-        if reader is None:
+        reader, task = self._reader, self._task   # set by _open() before start() starts this thread
+        if reader is None or task is None:
             return
+        behind = False
         while not self._stop.is_set():
-            data = np.empty((n_chan, n))
             try:
-                reader.read_many_sample(data, n, timeout=timeout_s)
+                # Behind (the last block came more than two blocks late): what has piled up in one read, not
+                # one call per block, so a starved reader catches up instead of falling further behind.
+                k = n * max(1, min(task.in_stream.avail_samp_per_chan, self.buffer_samples) // n) if behind else n
+                data = np.empty((n_chan, k))
+                reader.read_many_sample(data, k, timeout=timeout_s)
             except Exception as exc:
                 if self._stop.is_set():
                     return  # stop() stopped the task under the read
@@ -276,11 +282,12 @@ class Usb6210:
             host_s = time.monotonic()
             block = AnalogBlock(host_s, next_index, self.rate_hz, np.ascontiguousarray(data.T), self.channel_names,
                                 gap_before=gap)
-            last_index = next_index + n - 1
+            last_index = next_index + k - 1
             self.t0_s = min(self.t0_s, host_s - last_index / self.rate_hz)
             latency_s = host_s - (self.t0_s + last_index / self.rate_hz)
             self.stats.last_latency_s, self.stats.max_latency_s = latency_s, max(self.stats.max_latency_s, latency_s)
-            next_index, gap = next_index + n, 0
+            behind = latency_s > 2 * n / self.rate_hz
+            next_index, gap = next_index + k, 0
             self._deliver(block)
 
     def _restart(self, exc: Exception, next_index: int) -> int:

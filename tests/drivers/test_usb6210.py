@@ -121,6 +121,32 @@ def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(
     assert np.all(np.abs(lag_s) < 0.01), lag_s
 
 
+def test_a_late_reader_takes_what_piled_up_in_one_read_and_is_current_again(make_daq):
+    """A reader thread starved for a while (a busy PC) reads the backlog in one call rather than one call per
+    block, each a round trip to the device: behind a slow RPC it would never catch up."""
+    daq = make_daq(rate_hz=RATE_HZ, buffer_s=1.0)
+    daq.start()
+    blocks = take(daq, 2)
+    real_read, stall_s, stalled = daq._reader.read_many_sample, 0.3, threading.Event()
+
+    def late_read(*args, **kwargs):
+        if not stalled.is_set():
+            stalled.set()
+            time.sleep(stall_s)
+        return real_read(*args, **kwargs)
+
+    daq._reader.read_many_sample = late_read
+    blocks += take(daq, 6)
+    assert daq.stats.overflows == 0
+    assert_accounted_for(blocks)
+    sizes = [len(b.volts) for b in blocks]
+    catch_up = next(i for i, n in enumerate(sizes) if n > daq.block_samples)
+    assert sizes[catch_up] >= 0.8 * stall_s * RATE_HZ, sizes    # the backlog, at once
+    assert all(n == daq.block_samples for n in sizes[catch_up + 1:]), sizes
+    lag_s = np.array([b.host_time_s - b.sample_times_s(daq.t0_s)[-1] for b in blocks[catch_up + 1:]])
+    assert np.all(np.abs(lag_s) < 0.05), lag_s                  # current again
+
+
 # ------------------------------------------------------------ configuration and failures
 @pytest.mark.parametrize(("kwargs", "setting"), [
     ({"gauge_channels": "ai8:13,ai16"}, "gauge_channels: ai16"),
