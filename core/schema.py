@@ -37,6 +37,11 @@ FRAME_MOTIVE = "Motive"
 FRAME_ANATOMICAL = "anatomical"
 
 
+# How an OPERATOR event from the DAQ begins when the Nano17 was tared (app/rig/rig.py): what compare looks
+# for before a contact trial and the live plots mark on the time axis.
+NANO17_TARED = "Nano17 tared"
+
+
 class EventKind(StrEnum):
     """What an Event is about. The value is the text the session file's events table and the logs keep
     (docs/session-file.md), so producers and consumers use the members and the file format stays text."""

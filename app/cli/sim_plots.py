@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from uartlab.app.palette import AXIS_COLOURS, JOINT_COLOURS, MODEL_COLOUR, NEUTRAL, TENDON_COLOURS
+from uartlab.app.paper_frame import PLANES
 from uartlab.sim import SimResult
 from uartlab.sim.names import JOINTS, TENDONS
 
@@ -20,36 +22,38 @@ def plot_result(result: SimResult, path: str | Path, title: str = "") -> Path:
     t = result.t
     ax = axes[0, 0]
     for j, name in enumerate(JOINTS):
-        ax.plot(t, result.theta_deg[:, j], label=name)
+        ax.plot(t, result.theta_deg[:, j], color=JOINT_COLOURS[name], label=name)
     ax.set(xlabel="time [s]", ylabel="joint angle [deg]", title="joint angles (+ flexion / abduction)")
     ax.legend(fontsize=8)
 
     ax = axes[0, 1]
     for i, name in enumerate(TENDONS):
-        ax.plot(t, result.tensions_N[:, i], label=name)
+        ax.plot(t, result.tensions_N[:, i], color=TENDON_COLOURS[name], label=name)
     ax.set(xlabel="time [s]", ylabel="tension [N]", title="input tendon tensions")
     ax.legend(fontsize=8, ncol=2)
 
     ax = axes[1, 0]
     force = result.fingertip_force_N()
     for k, axis in enumerate("XYZ"):
-        ax.plot(t, force[:, k], label=axis)
+        ax.plot(t, force[:, k], color=AXIS_COLOURS[axis], label=axis)
     ax.plot(t, np.linalg.norm(force, axis=1), "k--", label="|F|")
     ax.set(xlabel="time [s]", ylabel="force [N]", title="fingertip contact force (world frame)")
     ax.legend(fontsize=8)
 
     ax = axes[1, 1]
     finger = result.finger
-    for k, style, label in ((0, "-o", "start"), (-1, "--o", "steady state")):
+    side = PLANES[0]   # the paper's X-Y plane, where flexion shows (app/paper_frame.py)
+    i, j = side.horizontal.index, side.vertical.index
+    for k, colour, style, label in ((0, NEUTRAL, "-o", "start"), (-1, MODEL_COLOUR, "--o", "steady state")):
         pts = 1e3 * finger.joint_positions(result.x[k, 8:12])
-        ax.plot(pts[:, 0], pts[:, 2], style, label=label)
+        ax.plot(pts[:, i], pts[:, j], style, color=colour, label=label)
     if result.surface is not None:
         n = result.surface.normal
         along = np.array([n[2], 0.0, -n[0]])
         p = 1e3 * np.asarray(result.surface.point_m)
         seg = np.array([p - 40 * along, p + 40 * along])
-        ax.plot(seg[:, 0], seg[:, 2], color="0.4", lw=3, label="surface")
-    ax.set(xlabel="X [mm]", ylabel="Z [mm]", title="pose in the X-Z plane (MCP at origin)")
+        ax.plot(seg[:, i], seg[:, j], color="0.4", lw=3, label="surface")
+    ax.set(xlabel=side.horizontal.label, ylabel=side.vertical.label, title=f"pose, {side.title} (MCP at origin)")
     ax.set_aspect("equal", adjustable="datalim")
     ax.legend(fontsize=8)
     fig.suptitle(title)

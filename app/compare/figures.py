@@ -2,12 +2,15 @@
 
 Fig. 13  steady-state poses, measured (mean over repeats) solid, simulated dashed (a second parameter set
          dotted); one figure per start pose (Flex: the free-motion trials; Hook, Curl: the contact trials),
-         the start pose in grey. Panels X-Y and Z-Y as the paper, plus X-Z: in our world frame (X distal,
-         Y radial, Z dorsal) flexion happens in the X-Z plane, which the paper's two views do not show.
+         the start pose in grey. The paper's two panels, named as the paper names them (app/paper_frame.py,
+         the window's pose view draws the same): X-Y (side view, flexion) and Z-Y (front view, abduction);
+         paper X, Y, Z are world X, Z, Y. A trial is drawn in the colour of its last pulled tendon (the
+         extensor-mechanism one in a contact trial), its flexor told by the marker.
 Fig. 14  input tendon tensions over time: the actively pulled tendons on the top axis, the passive ones below.
 Fig. 15  joint angles over time.
 Fig. 16  fingertip contact force (world frame) over time, the repeats' SD as a band.
 Figs. 14-16 are drawn for every trial (the paper shows one); time 0 is the actuation start.
+Colours: app/palette.py, the same tendon, joint and axis colours as the window's live plots.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from uartlab.app.compare.analysis import Comparison, TrialGroup  # noqa: E402
 from uartlab.app.compare.tables import slug  # noqa: E402
+from uartlab.app.palette import AXIS_COLOURS, JOINT_COLOURS, NEUTRAL, TENDON_COLOURS  # noqa: E402
+from uartlab.app.paper_frame import PLANES  # noqa: E402
 from uartlab.sim.names import JOINTS, TENDONS  # noqa: E402
 
 SET_STYLES = ("--", ":")
 DPI = 110
-PLANES = (("X-Y", 0, 1), ("Z-Y", 2, 1), ("X-Z", 0, 2))
+FLEXOR_MARKERS = ("o", "s", "^", "D")   # groups that share a colour, told apart by their first pulled tendon
 
 
 def short_label(group: TrialGroup) -> str:
@@ -35,33 +40,43 @@ def _polyline_mm(finger, theta_rad) -> np.ndarray:
     return 1e3 * np.vstack([finger.frames(theta_rad)[1][0], finger.joint_positions(theta_rad)])
 
 
+def _group_styles(groups: list[TrialGroup]) -> list[tuple[str, str]]:
+    """(colour, marker) per group: the colour of its last pulled tendon, the marker of its first."""
+    firsts = list(dict.fromkeys(g.pulled[0] for g in groups))
+    return [(TENDON_COLOURS[g.pulled[-1]], FLEXOR_MARKERS[firsts.index(g.pulled[0]) % len(FLEXOR_MARKERS)])
+            for g in groups]
+
+
 def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
     groups = [g for g in comparison.groups if g.pose == pose]
     finger = comparison.sets[0].finger
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
-    colors = [plt.cm.tab10(k % 10) if len(groups) <= 10 else plt.cm.tab20(k % 20) for k in range(len(groups))]
+    fig, axes = plt.subplots(1, len(PLANES), figsize=(13, 6.2))
+    styles = _group_styles(groups)
     start = np.mean([g.start.theta_rad for g in groups], axis=0)
-    for ax, (title, i, j) in zip(axes, PLANES, strict=True):
+    for ax, plane in zip(axes, PLANES, strict=True):
+        i, j = plane.horizontal.index, plane.vertical.index
         p = _polyline_mm(finger, start)
-        ax.plot(p[:, i], p[:, j], color="0.6", lw=2.5, marker="o", ms=3)
+        ax.plot(p[:, i], p[:, j], color=NEUTRAL, lw=2.5, marker="o", ms=3, label=f"{pose} (start)")
         ax.annotate(pose, p[-1, [i, j]], color="0.4", fontsize=8, xytext=(3, 3), textcoords="offset points")
-        for g, color in zip(groups, colors, strict=False):
+        for g, (color, marker) in zip(groups, styles, strict=True):
             p = _polyline_mm(finger, np.radians(g.steady_theta_deg.mean(axis=0)))
-            ax.plot(p[:, i], p[:, j], color=color, lw=1.8, marker="o", ms=3, label=short_label(g))
+            ax.plot(p[:, i], p[:, j], color=color, lw=1.8, marker=marker, ms=4, label=short_label(g))
             if len(groups) <= 6:  # more labels pile up on each other: the legend names them
                 ax.annotate(short_label(g), p[-1, [i, j]], color=color, fontsize=8, xytext=(3, -9),
                             textcoords="offset points")
             for pset, style in zip(comparison.sets, SET_STYLES, strict=False):
                 ps = _polyline_mm(pset.finger, g.results[pset.label].sim.steady_theta_rad)
                 ax.plot(ps[:, i], ps[:, j], color=color, lw=1.4, ls=style)
-        ax.set_xlabel(f"{title[0]} [mm]")
-        ax.set_ylabel(f"{title[2]} [mm]")
-        ax.set_title(f"{title} plane")
+        ax.set_xlabel(plane.horizontal.label)
+        ax.set_ylabel(plane.vertical.label)
+        ax.set_title(plane.title, fontsize=11)
         ax.set_aspect("equal", adjustable="datalim")
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Steady-state poses from {pose}: {_legend_note(comparison)}")
-    axes[0].legend(fontsize=7, loc="best")
-    fig.tight_layout()
+    fig.suptitle(f"Steady-state poses from {pose}: {_legend_note(comparison)}", fontsize=11)
+    # The legend below the panels: never on a bone, however many trials.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04 + 0.035 * ((len(labels) - 1) // 6), 1, 1))
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
 
@@ -89,7 +104,7 @@ def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None
     passive = [i for i in range(6) if i not in active]
     measured = group.measured_mean["tendon_force_N"]
     for ax, cols, what in ((axes[0], active, "active"), (axes[1], passive, "passive")):
-        colors = [plt.cm.tab10(c) for c in cols]
+        colors = [TENDON_COLOURS[TENDONS[c]] for c in cols]
         for c, color in zip(cols, colors, strict=True):
             ax.plot(group.grid_s, measured[:, c], color=color, lw=1.8, label=TENDONS[c])
         _sim_lines(ax, comparison, group, "tensions_N", cols, colors)
@@ -105,7 +120,7 @@ def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None
 
 def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    colors = [plt.cm.tab10(j) for j in range(4)]
+    colors = [JOINT_COLOURS[j] for j in JOINTS]
     measured = group.measured_mean["joint_angles_rad"]
     for j, color in enumerate(colors):
         ax.plot(group.grid_s, measured[:, j], color=color, lw=1.8, label=JOINTS[j])
@@ -122,7 +137,7 @@ def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
 
 def force_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    colors = [plt.cm.tab10(j) for j in range(3)]
+    colors = [AXIS_COLOURS[a] for a in "XYZ"]
     mean, sd = group.measured_mean["fingertip_force_N"], group.measured_sd["fingertip_force_N"]
     for a, color in enumerate(colors):
         ax.plot(group.grid_s, mean[:, a], color=color, lw=1.8, label="XYZ"[a])

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from uartlab.app.record.player import SessionFile
 from uartlab.errors import InputFileError
-from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, RUNNER
+from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, NANO17_TARED, RUNNER
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
 from uartlab.sim.surface import fingertip_force_from_sensor
 
@@ -160,7 +160,7 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
         if not rows:
             raise NoTrials(path)
         # the Nano17 reads relative to its last tare (app/rig/rig.py); untared, its offset is in every force
-        tares = [e.host_time_s for e in session.events() if e.message.startswith("Nano17 tared")]
+        tares = [e.host_time_s for e in session.events() if e.message.startswith(NANO17_TARED)]
         trials, skipped = [], []
         for row in rows:
             label = f"{os.path.basename(path)}#{row['index']} {row['name']}"

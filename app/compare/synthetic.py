@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from uartlab.app.record.writer import SessionRecorder
-from uartlab.schema import actuators_spec, daq_spec, joints_spec
+from uartlab.schema import NANO17_TARED, actuators_spec, daq_spec, joints_spec
 from uartlab.sim import Finger, FingerParams, SimResult
 from uartlab.sim.scenarios import INITIAL_DEFLECTION_M, MIN_PRETENSION_N, Trial, start_state
 from uartlab.sim.surface import PlaneSurface, sensor_force_from_fingertip
@@ -84,7 +84,7 @@ def write_model_session(path: str | os.PathLike, trials: list[Trial], params: Fi
         clock = 1000.0
         if tared:
             # as the rig logs it
-            rec.event(Event(clock - 1.0, EventKind.OPERATOR, "daq", "Nano17 tared: bias [0 0 0 0 0 0] V"))
+            rec.event(Event(clock - 1.0, EventKind.OPERATOR, "daq", f"{NANO17_TARED}: bias [0 0 0 0 0 0] V"))
         sample = 0
         for trial in trials:
             for k in range(1, repeats + 1):

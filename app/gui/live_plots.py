@@ -1,11 +1,14 @@
 """Live plots: tendon tensions, joint angles, fingertip force and servo excursions over a scrolling window,
-measured solid and model dashed, with residuals (measured - model, the sign the session file records) on
-demand. Every channel names a field its producer declares (the rig's, the runner's and the live model's
-stream specs); tests/app/gui/test_gui_channels.py holds them to it.
+measured solid and model dashed, with residuals on demand: the live model's own residual fields
+(measured − model, drawn as the session file records them). Every channel names a field its producer
+declares (the rig's, the runner's and the live model's stream specs); tests/app/gui/test_gui_channels.py
+holds them to it.
 
 Everything drawn comes from ``LiveData`` rings; ``refresh()`` (called by the window's frame timer) only
 hands views of them to ``setData``. The x axis is "seconds before the newest sample" so live data and a
-replay look the same, and the axis never has to be re-ranged.
+replay look the same, and the axis never has to be re-ranged. Each plot's legend is a row of its own above
+it, never on the curves; markers for the tare, trial starts and trips scroll with the data
+(app/gui/event_markers.py). Colours: app/palette.py, the same in the report's figures.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from uartlab.app.gui.buffers import Channel, LiveData
+from uartlab.app.gui.event_markers import Markers, PlotMarkers
+from uartlab.app.palette import NEUTRAL, colour
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL, RUNNER
 from uartlab.sim.names import JOINTS, TENDONS
+from uartlab.streams import Event
 
-# Colour per curve, chosen to stay apart from each other on a dark background (Okabe-Ito + white).
 GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
 GRID_HALF_HEIGHT = 1e6    # the grid lines' reach in y: beyond any plotted value (N, deg, mm)
-COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#FFFFFF")
+TIME_LABEL = "time [s] (0 = newest sample)"
+RESIDUAL = "measured − model"   # the sign of the live model's residual fields (core/schema.py MODEL)
 
 
 @dataclass(frozen=True)
@@ -37,20 +43,27 @@ class PlotSpec:
     unit: str                      # for the read-outs in the legend
     measured: Channel
     model: Channel | None = None   # drawn dashed in the same colours
+    model_name: str = "model"      # the dashed lines' name in the legend
+    residual: Channel | None = None  # measured − model as the live model records it
 
 
 PLOTS = (
     PlotSpec("tension", "Tendon tension", "tension [N]", TENDONS, 1.0, "N",
-             Channel(DAQ.stream, DAQ.tendon_force_N), Channel(MODEL.stream, MODEL.tendon_force_N)),
-    PlotSpec("angles", "Joint angles", "angle [deg]", JOINTS, 180.0 / math.pi, "deg",
-             Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad)),
+             Channel(DAQ.stream, DAQ.tendon_force_N), Channel(MODEL.stream, MODEL.tendon_force_N),
+             residual=Channel(MODEL.stream, MODEL.residual_tendon_force_N)),
+    PlotSpec("angles", "Joint angles", "angle [deg] (+ flexion, + abduction)", JOINTS, 180.0 / math.pi, "deg",
+             Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad),
+             residual=Channel(MODEL.stream, MODEL.residual_joint_angles_rad)),
     # Measured and model alike: the force on the fingertip in the world frame (X distal, Y radial, Z dorsal),
     # the Nano17's reading turned by sim.surface.fingertip_force_from_sensor for the trial's surface.
-    PlotSpec("force", "Force on the fingertip (world frame)", "force [N]", ("X", "Y", "Z"), 1.0, "N",
-             Channel(MODEL.stream, MODEL.measured_fingertip_force_N), Channel(MODEL.stream, MODEL.fingertip_force_N)),
+    PlotSpec("force", "Force on the fingertip (world X distal, Y radial, Z dorsal)", "force [N]", ("X", "Y", "Z"),
+             1.0, "N", Channel(MODEL.stream, MODEL.measured_fingertip_force_N),
+             Channel(MODEL.stream, MODEL.fingertip_force_N),
+             residual=Channel(MODEL.stream, MODEL.residual_fingertip_force_N)),
     # The model has no servo state; the runner's commanded excursion is what the measured one should follow.
-    PlotSpec("excursion", "Servo excursion (dashed: commanded)", "excursion [mm]", TENDONS, 1e3, "mm",
-             Channel(ACTUATORS.stream, ACTUATORS.excursion_m), Channel(RUNNER.stream, RUNNER.command_m)),
+    PlotSpec("excursion", "Servo excursion", "excursion [mm]", TENDONS, 1e3, "mm",
+             Channel(ACTUATORS.stream, ACTUATORS.excursion_m), Channel(RUNNER.stream, RUNNER.command_m),
+             model_name="commanded"),
 )
 POSE_CHANNELS = (Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad))
 
@@ -59,7 +72,7 @@ def channels() -> list[Channel]:
     """Every channel the live views draw (what LiveData keeps)."""
     out: list[Channel] = []
     for p in PLOTS:
-        out += [p.measured] + ([p.model] if p.model else [])
+        out += [c for c in (p.measured, p.model, p.residual) if c is not None]
     return list(dict.fromkeys(out + list(POSE_CHANNELS)))
 
 
@@ -72,9 +85,9 @@ def _time_grid(window_s: float) -> pg.PlotCurveItem:
     return pg.PlotCurveItem(x, y, pen=GRID_PEN, connect="finite")
 
 
-def pen(i: int, dashed: bool = False, width: float = 1.0) -> pg.QtGui.QPen:
+def pen(name: str, dashed: bool = False, width: float = 1.0) -> pg.QtGui.QPen:
     """Width 1 on purpose: Qt's raster engine draws 1-pixel lines several times faster than wider ones."""
-    p = pg.mkPen(COLOURS[i % len(COLOURS)], width=width)
+    p = pg.mkPen(colour(name) if name else NEUTRAL, width=width)
     if dashed:
         p.setStyle(Qt.PenStyle.DashLine)
     return p
@@ -88,16 +101,17 @@ class _Plot:
     frame re-lays-out and redraws the axes' text each frame, which costs more than the curves.
     """
 
-    def __init__(self, spec: PlotSpec, item: pg.PlotItem, residual: pg.PlotItem | None, window_s: float):
-        self.spec, self.item, self.residual = spec, item, residual
+    def __init__(self, spec: PlotSpec, item: pg.PlotItem, residual: pg.PlotItem | None, legend: pg.LegendItem,
+                 window_s: float):
+        self.spec, self.item, self.residual, self.legend = spec, item, residual, legend
         item.setTitle(spec.title)
-        self.legend = item.addLegend(offset=(5, 1), labelTextSize="7pt", colCount=len(spec.names),
-                                     brush=pg.mkBrush(16, 20, 24, 180), verSpacing=-6)
-        self.measured = [self._curve(item, pen(i)) for i in range(len(spec.names))]
+        self.measured = [self._curve(item, pen(n)) for n in spec.names]
         for curve, name in zip(self.measured, spec.names, strict=True):
-            self.legend.addItem(curve, name)
-        self.model = [self._curve(item, pen(i, dashed=True)) for i in range(len(spec.names))] if spec.model else []
-        self.res = [self._curve(residual, pen(i)) for i in range(len(spec.names))] if residual is not None else []
+            legend.addItem(curve, name)
+        self.model = [self._curve(item, pen(n, dashed=True)) for n in spec.names] if spec.model else []
+        if spec.model:   # what dashed means here, in a neutral colour
+            legend.addItem(pg.PlotDataItem(pen=pen("", dashed=True)), f"{spec.model_name} (dashed)")
+        self.res = [self._curve(residual, pen(n)) for n in spec.names] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
         waiting = ("shown during a trial (with the live model)" if spec.measured.stream == MODEL.stream
                    else "no data from this source yet")
@@ -105,11 +119,11 @@ class _Plot:
                                    color="#888888", anchor=(0.5, 0.5))
         item.addItem(self.waiting, ignoreBounds=True)
         self.waiting.setPos(-window_s / 2, 0.5)
-        for plot, label in ((item, spec.label), (residual, f"residual [{spec.unit}]")):
+        for plot, label in ((item, spec.label), (residual, f"{RESIDUAL} [{spec.unit}]")):
             if plot is None:
                 continue
             plot.setLabel("left", label)
-            plot.setLabel("bottom", "time [s] (0 = newest sample)")
+            plot.setLabel("bottom", TIME_LABEL)
             # A grid drawn by the axes would make them repaint (text and all) with every frame: one
             # faint line per second instead, on the fixed time axis, all of them one path (one InfiniteLine
             # per second cost more Python per frame than the curves).
@@ -121,6 +135,7 @@ class _Plot:
             plot.hideButtons()
             for axis in ("left", "bottom"):
                 plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.markers = [PlotMarkers(item, labels=True)] + ([PlotMarkers(residual, labels=False)] if residual else [])
         if residual is not None:
             residual.setXLink(item)
 
@@ -167,16 +182,23 @@ class _Plot:
                 curve.setData(xm, yms[i])
             points += xm.size * len(self.model)
             lo, hi = _finite_range(yms, lo, hi)
-            if residuals and self.res and meas is not None and meas.n > 1:
-                t, y = meas.view()
-                order = np.argsort(t, kind="stable") if np.any(np.diff(t) < 0) else slice(None)
-                r = np.array([np.interp(tm, t[order], y[i][order], left=np.nan, right=np.nan) - ym[i]
-                              for i in range(min(ym.shape[0], y.shape[0]))]) * s.scale
-                for i, curve in enumerate(self.res[: r.shape[0]]):
-                    curve.setData(xm, r[i])
-                self._fit(self.residual, *_finite_range(r, np.inf, -np.inf))
+        res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual and self.res else None
+        if res is not None and res.n:
+            tr, yr = res.view()
+            xr = tr - now_s
+            r = yr * s.scale
+            for i, curve in enumerate(self.res[: r.shape[0]]):
+                curve.setData(xr, r[i])
+            points += xr.size * len(self.res)
+            self._fit(self.residual, *_finite_range(r, np.inf, -np.inf))
         self._fit(self.item, lo, hi)
         return points
+
+    def draw_markers(self, markers: Markers, now_s: float, window_s: float) -> None:
+        shown = markers.within(now_s - window_s, now_s)
+        for m in self.markers:
+            if m.plot.isVisible():
+                m.draw(shown, now_s)
 
     def clear(self) -> None:
         for c in self.measured + self.model + self.res:
@@ -201,13 +223,13 @@ def _finite_range(y: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
 
 
 class LivePlots(QWidget):
-    """The four live plots (2 x 2) with an optional residual row under each."""
+    """The four live plots (2 x 2), each with its legend row above it and an optional residual row under it."""
 
     def __init__(self, window_s: float, parent: QWidget | None = None):
         super().__init__(parent)
         self.window_s = window_s
         bar = QHBoxLayout()
-        self.residuals_box = QCheckBox("Residuals (measured - model)")
+        self.residuals_box = QCheckBox(f"Residuals ({RESIDUAL}, as recorded)")
         self.residuals_box.toggled.connect(self._show_residuals)
         self.freeze_box = QCheckBox("Freeze display")
         self.freeze_box.setToolTip("Stop redrawing to look at the curves; data keeps arriving underneath.")
@@ -224,26 +246,34 @@ class LivePlots(QWidget):
         lay.addWidget(self.readout_label)
         lay.addWidget(self.layout_widget, 1)
         self.plots: dict[str, _Plot] = {}
+        self.markers = Markers()
         g = self.layout_widget
         for k, spec in enumerate(PLOTS):
-            row, col = 2 * (k // 2), k % 2
-            item = g.addPlot(row=row, col=col)
-            residual = g.addPlot(row=row + 1, col=col) if spec.key != "excursion" else None
-            self.plots[spec.key] = _Plot(spec, item, residual, window_s)
+            row, col = 3 * (k // 2), k % 2
+            legend = pg.LegendItem(colCount=len(spec.names) + 1, labelTextSize="8pt", verSpacing=-6,
+                                   horSpacing=12, pen=None, brush=None)
+            g.addItem(legend, row=row, col=col)
+            item = g.addPlot(row=row + 1, col=col)
+            residual = g.addPlot(row=row + 2, col=col) if spec.residual is not None else None
+            self.plots[spec.key] = _Plot(spec, item, residual, legend, window_s)
         self._show_residuals(False)
 
     def _show_residuals(self, on: bool) -> None:
         for p in self.plots.values():
             # The residual row shares the time axis: the label goes under it, and it takes a third of the height.
-            p.item.setLabel("bottom", "" if on and p.residual is not None else "time [s] (0 = newest sample)")
+            p.item.setLabel("bottom", "" if on and p.residual is not None else TIME_LABEL)
             if p.residual is not None:
                 p.residual.setVisible(on)
-                p.residual.setLabel("bottom", "")
+                p.residual.setLabel("bottom", TIME_LABEL if on else "")
                 p.residual.setMinimumHeight(110 if on else 0)
                 p.residual.setMaximumHeight(130 if on else 0)
                 if not on:
                     for c in p.res:
                         c.setData([], [])
+
+    def add_event(self, e: Event) -> None:
+        """An Event from the hub (live) or the file (replay): a marker if it is a tare, trial start or trip."""
+        self.markers.add(e)
 
     def refresh(self, data: LiveData, now_s: float | None = None) -> int:
         """Draw the rings with time 0 at ``now_s`` (live: the host clock; replay: the newest sample)."""
@@ -251,7 +281,10 @@ class LivePlots(QWidget):
         if self.freeze_box.isChecked() or not math.isfinite(now_s) or not math.isfinite(data.now_s):
             return 0
         res = self.residuals_box.isChecked()
-        return sum(p.refresh(data, now_s, res) for p in self.plots.values())
+        points = sum(p.refresh(data, now_s, res) for p in self.plots.values())
+        for p in self.plots.values():
+            p.draw_markers(self.markers, now_s, self.window_s)
+        return points
 
     def readouts(self, data: LiveData) -> None:
         """The newest values as numbers (a QLabel: cheaper than re-laying-out the plots' legends)."""
@@ -261,3 +294,4 @@ class LivePlots(QWidget):
     def clear(self) -> None:
         for p in self.plots.values():
             p.clear()
+        self.markers.clear()

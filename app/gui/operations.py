@@ -490,6 +490,7 @@ class Operations:
 
     # ------------------------------------------------------------ events and polling
     def on_event(self, e: Event) -> None:
+        self.w.plots.add_event(e)   # the tare, trial starts and trips marked on the time axis, live and replayed
         if e.kind == EventKind.STEADY:
             self.w.results_panel.results.add_steady(e.message)
         if self.replay is not None:  # the file's events, as the replay passes them

@@ -1,10 +1,10 @@
-"""The finger's pose, measured (solid) and model (dashed), in two projections like the paper's Fig. 13.
+"""The finger's pose, measured (solid) and model (dashed), in the two planes of the paper's Fig. 13.
 
 The bones are the model's forward kinematics (``sim.Finger.joint_positions``: MCP, PIP, DIP, fingertip)
-of the newest joint angles. The paper draws the flexion plane and the abduction plane; here they are
-labelled in uartlab's world frame (X distal, Y radial, Z dorsal, palm down): the side view X-Z, where
-flexion shows, and the front view Y-Z, where abduction shows. The start pose of the current source is
-kept as a faint reference (the paper's "Flex" label).
+of the newest joint angles, drawn in the paper's X-Y plane (side view, where flexion shows) and Z-Y plane
+(front view, where abduction shows), named as the paper names them (app/paper_frame.py: the same planes
+and labels as the compare report's Fig. 13). The start pose of the current source is kept as a faint
+reference (the paper's "Flex" label).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from uartlab.app.gui.buffers import LiveData
 from uartlab.app.gui.live_plots import POSE_CHANNELS
+from uartlab.app.palette import MEASURED_COLOUR, MODEL_COLOUR, NEUTRAL
+from uartlab.app.paper_frame import PLANES
 
 MEASURED, MODEL = ((c.stream, c.field) for c in POSE_CHANNELS)
-PROJECTIONS = (("Side X-Z: flexion", 0, 2, "X distal [mm]", "Z dorsal [mm]"),
-               ("Front Y-Z: abduction", 1, 2, "Y radial [mm]", "Z dorsal [mm]"))
 
 
 class PoseView(QWidget):
@@ -37,25 +37,29 @@ class PoseView(QWidget):
         self.start_pose: np.ndarray | None = None
         rest = self.finger.joint_positions(np.zeros(4)) * 1e3
         reach = float(np.linalg.norm(rest[-1] - rest[0])) * 1.1
-        for k, (title, a, _, xl, yl) in enumerate(PROJECTIONS):
-            item = self.widget.addPlot(row=k, col=0, title=title)
-            item.setLabel("bottom", xl)
-            item.setLabel("left", yl)
+        for k, plane in enumerate(PLANES):
+            item = self.widget.addPlot(row=2 * k + 1, col=0, title=plane.title)
+            item.setLabel("bottom", plane.horizontal.label)
+            item.setLabel("left", plane.vertical.label)
             item.setAspectLocked(True)
             item.setMouseEnabled(x=False, y=False)
             item.hideButtons()
             item.showGrid(x=True, y=True, alpha=0.25)
-            item.setXRange(-reach if a != 0 else -0.4 * reach, reach, padding=0)
+            lo = -0.4 * reach if plane.horizontal.index == 0 else -reach   # the finger points distal (+X)
+            item.setXRange(lo, reach, padding=0)
             item.setYRange(-reach, 0.4 * reach, padding=0)
-            item.addLegend(offset=(5, 5), labelTextSize="8pt")
+            legend = pg.LegendItem(colCount=3, labelTextSize="8pt", pen=None, brush=None)  # above, not on the bones
+            self.widget.addItem(legend, row=2 * k, col=0)
             self.curves.append({
-                "start": item.plot(pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DotLine), name="start"),
-                "measured": item.plot(pen=pg.mkPen("#56B4E9", width=3), symbol="o", symbolSize=7,
-                                      symbolBrush="#56B4E9", name="measured"),
-                "model": item.plot(pen=pg.mkPen("#E69F00", width=2, style=Qt.PenStyle.DashLine), symbol="o",
-                                   symbolSize=5, symbolBrush=None, symbolPen="#E69F00", name="model"),
+                "start": item.plot(pen=pg.mkPen(NEUTRAL, width=1, style=Qt.PenStyle.DotLine)),
+                "measured": item.plot(pen=pg.mkPen(MEASURED_COLOUR, width=3), symbol="o", symbolSize=7,
+                                      symbolBrush=MEASURED_COLOUR),
+                "model": item.plot(pen=pg.mkPen(MODEL_COLOUR, width=2, style=Qt.PenStyle.DashLine), symbol="o",
+                                   symbolSize=5, symbolBrush=None, symbolPen=MODEL_COLOUR),
             })
-        self._axes = [(a, b) for _, a, b, *_ in PROJECTIONS]
+            for name in ("start", "measured", "model"):
+                legend.addItem(self.curves[-1][name], name)
+        self._axes = [(p.horizontal.index, p.vertical.index) for p in PLANES]
 
     def bones_mm(self, angles_rad: np.ndarray) -> np.ndarray:
         """(4, 3) MCP, PIP, DIP, fingertip in mm for joint angles (MCP_AB MCP_FE PIP DIP, rad)."""

@@ -52,6 +52,7 @@ from uartlab.errors import DeviceError
 from uartlab.hub import Hub
 from uartlab.pacing import FixedRate
 from uartlab.schema import (  # noqa: F401 - the *_spec re-exported for the rig's users
+    NANO17_TARED,
     SIX,
     actuators_spec,
     daq_spec,
@@ -387,7 +388,7 @@ class Rig:
             if self._tare_requested.is_set() and self.nano17 is not None:
                 self._tare_requested.clear()
                 bias_V = np.round(self.nano17.tare(block), 4)
-                self.hub.event(EventKind.OPERATOR, "daq", f"Nano17 tared: bias {bias_V} V")
+                self.hub.event(EventKind.OPERATOR, "daq", f"{NANO17_TARED}: bias {bias_V} V")
             nan = np.full((n, 6), np.nan)
             index = block.first_sample_index + np.arange(n, dtype=np.int64)
             stream.sync.observe(index[-1] / block.rate_hz, block.host_time_s)

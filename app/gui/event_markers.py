@@ -1,0 +1,118 @@
+"""Markers on the live plots' time axis: the Nano17's tare, each trial's start, each trip, E-stop and fault.
+
+A tare shifts the force curves; a marker labelled "tare" at that instant says why. Markers come from the
+hub's Events (live: MainWindow.drain; replay: the file's events as the cursor passes them), are kept by
+host time, and scroll with the data until they leave the window. Drawn per plot as one NaN-separated
+curve per kind (one path, as the time grid) and a few reused text labels: cheap at every frame.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from uartlab.app.palette import TARE_COLOUR, TRIAL_COLOUR, TRIP_COLOUR
+from uartlab.schema import NANO17_TARED, EventKind
+from uartlab.streams import Event
+
+MAX_MARKERS = 200          # kept (a window holds a few; a replay seek re-delivers, duplicates are dropped)
+MAX_LABELS = 12            # labels drawn per plot: the newest markers in view
+LABEL_ROWS = 3             # labels of nearby markers step down so they do not sit on each other
+HALF_HEIGHT = 1e6          # the lines' reach in y: beyond any plotted value (N, deg, mm)
+TRIAL_START = re.compile(r"start '(?P<name>[^']+)'")
+
+
+@dataclass(frozen=True)
+class Marker:
+    t_s: float        # host time
+    kind: str         # "tare", "trial", "trip": the line's colour and style
+    label: str
+
+
+STYLES = {"tare": (TARE_COLOUR, Qt.PenStyle.DotLine), "trial": (TRIAL_COLOUR, Qt.PenStyle.DashLine),
+          "trip": (TRIP_COLOUR, Qt.PenStyle.SolidLine)}
+TRIP_LABELS = {EventKind.TRIP: "trip", EventKind.ESTOP: "E-stop", EventKind.FAULT: "fault"}
+
+
+def marker_of(e: Event) -> Marker | None:
+    """The marker an Event puts on the time axis, or None for the events that do not get one."""
+    if e.kind == EventKind.OPERATOR and e.message.startswith(NANO17_TARED):
+        return Marker(e.host_time_s, "tare", "tare")
+    if e.kind == EventKind.TRIAL and (m := TRIAL_START.match(e.message)):
+        return Marker(e.host_time_s, "trial", m["name"])
+    if e.kind in TRIP_LABELS:
+        return Marker(e.host_time_s, "trip", TRIP_LABELS[EventKind(e.kind)])
+    return None
+
+
+class Markers:
+    """The markers in time order, shared by every plot."""
+
+    def __init__(self) -> None:
+        self.items: deque[Marker] = deque(maxlen=MAX_MARKERS)
+        self.version = 0
+
+    def add(self, e: Event) -> Marker | None:
+        m = marker_of(e)
+        if m is None or m in self.items:
+            return None
+        self.items.append(m)
+        if len(self.items) > 1 and self.items[-2].t_s > m.t_s:  # events may arrive a little out of order
+            self.items = deque(sorted(self.items, key=lambda k: k.t_s), maxlen=MAX_MARKERS)
+        self.version += 1
+        return m
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.version += 1
+
+    def within(self, lo_s: float, hi_s: float) -> list[Marker]:
+        return [m for m in self.items if lo_s <= m.t_s <= hi_s]
+
+
+class PlotMarkers:
+    """One plot's marker lines (and, with ``labels``, their texts at the top of the view)."""
+
+    def __init__(self, plot: pg.PlotItem, labels: bool):
+        self.plot = plot
+        self.lines: dict[str, pg.PlotCurveItem] = {}
+        for kind, (colour, style) in STYLES.items():
+            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1, style=style), connect="finite")
+            plot.addItem(curve, ignoreBounds=True)
+            self.lines[kind] = curve
+        self.labels: list[pg.TextItem] = []
+        for _ in range(MAX_LABELS if labels else 0):
+            text = pg.TextItem("", anchor=(0, 0))
+            text.setVisible(False)
+            plot.addItem(text, ignoreBounds=True)
+            self.labels.append(text)
+        self._texts: list[tuple[str, str]] = [("", "")] * len(self.labels)   # (label, kind) each shows
+
+    def draw(self, markers: list[Marker], now_s: float) -> None:
+        for kind, curve in self.lines.items():
+            xs = np.array([m.t_s - now_s for m in markers if m.kind == kind])
+            if xs.size == 0:
+                curve.setData([], [])
+                continue
+            x = np.repeat(xs, 3)
+            x[2::3] = np.nan
+            curve.setData(x, np.tile([-HALF_HEIGHT, HALF_HEIGHT, np.nan], xs.size))
+        if not self.labels:
+            return
+        shown = markers[-len(self.labels):]
+        (_, _), (y_lo, y_hi) = self.plot.viewRange()
+        step = 0.09 * (y_hi - y_lo)
+        for k, text in enumerate(self.labels):
+            if k >= len(shown):
+                text.setVisible(False)
+                continue
+            m = shown[k]
+            if self._texts[k] != (m.label, m.kind):   # setText re-lays-out the text: only when it changes
+                text.setText(m.label, color=STYLES[m.kind][0])
+                self._texts[k] = (m.label, m.kind)
+            text.setPos(m.t_s - now_s, y_hi - (k % LABEL_ROWS) * step)
+            text.setVisible(True)
