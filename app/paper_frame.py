@@ -41,8 +41,8 @@ class Plane:
 
     @property
     def title(self) -> str:
-        return f"{self.horizontal.name}-{self.vertical.name} plane: {self.view}"
+        return f"{self.horizontal.name}-{self.vertical.name} plane ({self.view})"
 
 
 # Fig. 13's two panels, left to right.
-PLANES = (Plane(X, Y, "side view, flexion"), Plane(Z, Y, "front view, abduction"))
+PLANES = (Plane(X, Y, "side: flexion"), Plane(Z, Y, "front: abduction"))

@@ -90,9 +90,9 @@ class PlotMarkers:
             text.setVisible(False)
             plot.addItem(text, ignoreBounds=True)
             self.labels.append(text)
-        self._texts: list[tuple[str, str]] = [("", "")] * len(self.labels)   # (label, kind) each shows
+        self._texts: list[tuple[str, str, bool]] = [("", "", False)] * len(self.labels)  # what each shows
 
-    def draw(self, markers: list[Marker], now_s: float) -> None:
+    def draw(self, markers: list[Marker], now_s: float, window_s: float) -> None:
         for kind, curve in self.lines.items():
             xs = np.array([m.t_s - now_s for m in markers if m.kind == kind])
             if xs.size == 0:
@@ -111,8 +111,11 @@ class PlotMarkers:
                 text.setVisible(False)
                 continue
             m = shown[k]
-            if self._texts[k] != (m.label, m.kind):   # setText re-lays-out the text: only when it changes
+            x = m.t_s - now_s
+            right = x > -0.15 * window_s   # near time 0 the label goes left of its line, not off the plot
+            if self._texts[k] != (m.label, m.kind, right):   # setText re-lays-out the text: only on a change
                 text.setText(m.label, color=STYLES[m.kind][0])
-                self._texts[k] = (m.label, m.kind)
-            text.setPos(m.t_s - now_s, y_hi - (k % LABEL_ROWS) * step)
+                text.setAnchor((1, 0) if right else (0, 0))
+                self._texts[k] = (m.label, m.kind, right)
+            text.setPos(x, y_hi - (k % LABEL_ROWS) * step)
             text.setVisible(True)

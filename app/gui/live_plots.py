@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from uartlab.app.gui.buffers import Channel, LiveData
 from uartlab.app.gui.event_markers import Markers, PlotMarkers
 from uartlab.app.palette import NEUTRAL, colour
@@ -30,6 +30,7 @@ from uartlab.streams import Event
 GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
 GRID_HALF_HEIGHT = 1e6    # the grid lines' reach in y: beyond any plotted value (N, deg, mm)
 TIME_LABEL = "time [s] (0 = newest sample)"
+LEGEND_COLUMNS = 4
 RESIDUAL = "measured − model"   # the sign of the live model's residual fields (core/schema.py MODEL)
 
 
@@ -44,6 +45,7 @@ class PlotSpec:
     measured: Channel
     model: Channel | None = None   # drawn dashed in the same colours
     model_name: str = "model"      # the dashed lines' name in the legend
+    legend: tuple[str, ...] = ()   # the curves' names in the legend, when more than ``names``
     residual: Channel | None = None  # measured − model as the live model records it
 
 
@@ -51,15 +53,15 @@ PLOTS = (
     PlotSpec("tension", "Tendon tension", "tension [N]", TENDONS, 1.0, "N",
              Channel(DAQ.stream, DAQ.tendon_force_N), Channel(MODEL.stream, MODEL.tendon_force_N),
              residual=Channel(MODEL.stream, MODEL.residual_tendon_force_N)),
-    PlotSpec("angles", "Joint angles", "angle [deg] (+ flexion, + abduction)", JOINTS, 180.0 / math.pi, "deg",
+    PlotSpec("angles", "Joint angles (+ flexion, + abduction)", "angle [deg]", JOINTS, 180.0 / math.pi, "deg",
              Channel(JOINTS_IK.stream, JOINTS_IK.angles_rad), Channel(MODEL.stream, MODEL.joint_angles_rad),
              residual=Channel(MODEL.stream, MODEL.residual_joint_angles_rad)),
     # Measured and model alike: the force on the fingertip in the world frame (X distal, Y radial, Z dorsal),
     # the Nano17's reading turned by sim.surface.fingertip_force_from_sensor for the trial's surface.
-    PlotSpec("force", "Force on the fingertip (world X distal, Y radial, Z dorsal)", "force [N]", ("X", "Y", "Z"),
-             1.0, "N", Channel(MODEL.stream, MODEL.measured_fingertip_force_N),
-             Channel(MODEL.stream, MODEL.fingertip_force_N),
-             residual=Channel(MODEL.stream, MODEL.residual_fingertip_force_N)),
+    PlotSpec("force", "Force on the fingertip (world frame)", "force [N]", ("X", "Y", "Z"), 1.0, "N",
+             Channel(MODEL.stream, MODEL.measured_fingertip_force_N), Channel(MODEL.stream, MODEL.fingertip_force_N),
+             residual=Channel(MODEL.stream, MODEL.residual_fingertip_force_N),
+             legend=("X distal", "Y radial", "Z dorsal")),
     # The model has no servo state; the runner's commanded excursion is what the measured one should follow.
     PlotSpec("excursion", "Servo excursion", "excursion [mm]", TENDONS, 1e3, "mm",
              Channel(ACTUATORS.stream, ACTUATORS.excursion_m), Channel(RUNNER.stream, RUNNER.command_m),
@@ -106,11 +108,11 @@ class _Plot:
         self.spec, self.item, self.residual, self.legend = spec, item, residual, legend
         item.setTitle(spec.title)
         self.measured = [self._curve(item, pen(n)) for n in spec.names]
-        for curve, name in zip(self.measured, spec.names, strict=True):
+        for curve, name in zip(self.measured, spec.legend or spec.names, strict=True):
             legend.addItem(curve, name)
         self.model = [self._curve(item, pen(n, dashed=True)) for n in spec.names] if spec.model else []
         if spec.model:   # what dashed means here, in a neutral colour
-            legend.addItem(pg.PlotDataItem(pen=pen("", dashed=True)), f"{spec.model_name} (dashed)")
+            legend.addItem(pg.PlotDataItem(pen=pen("", dashed=True)), spec.model_name)
         self.res = [self._curve(residual, pen(n)) for n in spec.names] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
         waiting = ("shown during a trial (with the live model)" if spec.measured.stream == MODEL.stream
@@ -119,7 +121,9 @@ class _Plot:
                                    color="#888888", anchor=(0.5, 0.5))
         item.addItem(self.waiting, ignoreBounds=True)
         self.waiting.setPos(-window_s / 2, 0.5)
-        for plot, label in ((item, spec.label), (residual, f"{RESIDUAL} [{spec.unit}]")):
+        if residual is not None:   # the sign, as the file records it, over the residual row
+            residual.setTitle(f"residual: {RESIDUAL}", size="8pt")
+        for plot, label in ((item, spec.label), (residual, f"residual [{spec.unit}]")):
             if plot is None:
                 continue
             plot.setLabel("left", label)
@@ -198,7 +202,7 @@ class _Plot:
         shown = markers.within(now_s - window_s, now_s)
         for m in self.markers:
             if m.plot.isVisible():
-                m.draw(shown, now_s)
+                m.draw(shown, now_s, window_s)
 
     def clear(self) -> None:
         for c in self.measured + self.model + self.res:
@@ -250,9 +254,12 @@ class LivePlots(QWidget):
         g = self.layout_widget
         for k, spec in enumerate(PLOTS):
             row, col = 3 * (k // 2), k % 2
-            legend = pg.LegendItem(colCount=len(spec.names) + 1, labelTextSize="8pt", verSpacing=-6,
-                                   horSpacing=12, pen=None, brush=None)
+            # At most four entries a row: a wider legend would widen its column past the window.
+            legend = pg.LegendItem(colCount=LEGEND_COLUMNS, labelTextSize="8pt", verSpacing=-8, horSpacing=4,
+                                   pen=None, brush=None)
+            legend.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)   # its entries side by side
             g.addItem(legend, row=row, col=col)
+            g.ci.layout.setAlignment(legend, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
             item = g.addPlot(row=row + 1, col=col)
             residual = g.addPlot(row=row + 2, col=col) if spec.residual is not None else None
             self.plots[spec.key] = _Plot(spec, item, residual, legend, window_s)
