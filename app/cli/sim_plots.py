@@ -18,19 +18,19 @@ def plot_result(result: SimResult, path: str | Path, title: str = "") -> Path:
     import matplotlib.pyplot as plt
 
     path = Path(path)
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(12.5, 7.5), constrained_layout=True)
     t = result.t
     ax = axes[0, 0]
     for j, name in enumerate(JOINTS):
         ax.plot(t, result.theta_deg[:, j], color=JOINT_COLOURS[name], label=name)
     ax.set(xlabel="time [s]", ylabel="joint angle [deg]", title="joint angles (+ flexion / abduction)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the curves
 
     ax = axes[0, 1]
     for i, name in enumerate(TENDONS):
         ax.plot(t, result.tensions_N[:, i], color=TENDON_COLOURS[name], label=name)
     ax.set(xlabel="time [s]", ylabel="tension [N]", title="input tendon tensions")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the curves
 
     ax = axes[1, 0]
     force = result.fingertip_force_N()
@@ -38,7 +38,7 @@ def plot_result(result: SimResult, path: str | Path, title: str = "") -> Path:
         ax.plot(t, force[:, k], color=AXIS_COLOURS[axis], label=axis)
     ax.plot(t, np.linalg.norm(force, axis=1), "k--", label="|F|")
     ax.set(xlabel="time [s]", ylabel="force [N]", title="fingertip contact force (world frame)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the curves
 
     ax = axes[1, 1]
     finger = result.finger
@@ -53,9 +53,9 @@ def plot_result(result: SimResult, path: str | Path, title: str = "") -> Path:
         p = 1e3 * np.asarray(result.surface.point_m)
         seg = np.array([p - 40 * along, p + 40 * along])
         ax.plot(seg[:, i], seg[:, j], color="0.4", lw=3, label="surface")
-    ax.set(xlabel=side.horizontal.label, ylabel=side.vertical.label, title=f"pose, {side.title} (MCP at origin)")
+    ax.set(xlabel=side.horizontal.label, ylabel=side.vertical.label, title=f"pose: {side.title}, MCP at origin")
     ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # off the curves
     fig.suptitle(title)
     fig.savefig(path, dpi=110)
     plt.close(fig)

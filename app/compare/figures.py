@@ -2,10 +2,11 @@
 
 Fig. 13  steady-state poses, measured (mean over repeats) solid, simulated dashed (a second parameter set
          dotted); one figure per start pose (Flex: the free-motion trials; Hook, Curl: the contact trials),
-         the start pose in grey. The paper's two panels, named as the paper names them (app/paper_frame.py,
-         the window's pose view draws the same): X-Y (side view, flexion) and Z-Y (front view, abduction);
-         paper X, Y, Z are world X, Z, Y. A trial is drawn in the colour of its last pulled tendon (the
-         extensor-mechanism one in a contact trial), its flexor told by the marker.
+         the start pose in grey, the trials named in the legend below. The paper's two panels, named as
+         the paper names them (app/paper_frame.py; the window's pose view draws the same): X-Y (side view,
+         flexion) and Z-Y (front view, abduction); paper X, Y, Z are world X, Z, Y. A trial is drawn in the
+         colour of its last pulled tendon (the extensor-mechanism one in a contact trial), its flexor told
+         by the marker. Every legend sits outside the axes.
 Fig. 14  input tendon tensions over time: the actively pulled tendons on the top axis, the passive ones below.
 Fig. 15  joint angles over time.
 Fig. 16  fingertip contact force (world frame) over time, the repeats' SD as a band.
@@ -35,6 +36,11 @@ def short_label(group: TrialGroup) -> str:
     return "+".join(group.pulled)
 
 
+def outside_legend(ax) -> None:
+    """The legend right of the axes, never on the curves (tight_layout makes room for it)."""
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
 def _polyline_mm(finger, theta_rad) -> np.ndarray:
     """Base, MCP, PIP, DIP, fingertip (5, 3) in mm."""
     return 1e3 * np.vstack([finger.frames(theta_rad)[1][0], finger.joint_positions(theta_rad)])
@@ -57,13 +63,11 @@ def pose_figure(comparison: Comparison, pose: str, path: str) -> None:
         i, j = plane.horizontal.index, plane.vertical.index
         p = _polyline_mm(finger, start)
         ax.plot(p[:, i], p[:, j], color=NEUTRAL, lw=2.5, marker="o", ms=3, label=f"{pose} (start)")
-        ax.annotate(pose, p[-1, [i, j]], color="0.4", fontsize=8, xytext=(3, 3), textcoords="offset points")
         for g, (color, marker) in zip(groups, styles, strict=True):
             p = _polyline_mm(finger, np.radians(g.steady_theta_deg.mean(axis=0)))
+            # Named in the legend, not at the fingertip: the tips lie close together (in the front view
+            # nearly on one line) and their labels would sit on each other.
             ax.plot(p[:, i], p[:, j], color=color, lw=1.8, marker=marker, ms=4, label=short_label(g))
-            if len(groups) <= 6:  # more labels pile up on each other: the legend names them
-                ax.annotate(short_label(g), p[-1, [i, j]], color=color, fontsize=8, xytext=(3, -9),
-                            textcoords="offset points")
             for pset, style in zip(comparison.sets, SET_STYLES, strict=False):
                 ps = _polyline_mm(pset.finger, g.results[pset.label].sim.steady_theta_rad)
                 ax.plot(ps[:, i], ps[:, j], color=color, lw=1.4, ls=style)
@@ -99,7 +103,7 @@ def _legend_note(comparison) -> str:
 
 
 def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
-    fig, axes = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
     active = [TENDONS.index(t) for t in group.pulled]
     passive = [i for i in range(6) if i not in active]
     measured = group.measured_mean["tendon_force_N"]
@@ -109,7 +113,7 @@ def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None
             ax.plot(group.grid_s, measured[:, c], color=color, lw=1.8, label=TENDONS[c])
         _sim_lines(ax, comparison, group, "tensions_N", cols, colors)
         ax.set_ylabel(f"{what} tension [N]")
-        ax.legend(fontsize=8, ncol=4)
+        outside_legend(ax)
         ax.grid(alpha=0.3)
     axes[1].set_xlabel("time from actuation start [s]")
     axes[0].set_title(f"{group.name}: input tendon tensions\n{_legend_note(comparison)}", fontsize=10)
@@ -119,7 +123,7 @@ def tension_figure(comparison: Comparison, group: TrialGroup, path: str) -> None
 
 
 def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, ax = plt.subplots(figsize=(9, 4.8))
     colors = [JOINT_COLOURS[j] for j in JOINTS]
     measured = group.measured_mean["joint_angles_rad"]
     for j, color in enumerate(colors):
@@ -128,7 +132,7 @@ def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
     ax.set_xlabel("time from actuation start [s]")
     ax.set_ylabel("joint angle [deg] (+ flexion, + abduction)")
     ax.set_title(f"{group.name}: joint angles\n{_legend_note(comparison)}", fontsize=10)
-    ax.legend(fontsize=8, ncol=4)
+    outside_legend(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
@@ -136,7 +140,7 @@ def angle_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
 
 
 def force_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, ax = plt.subplots(figsize=(9, 4.8))
     colors = [AXIS_COLOURS[a] for a in "XYZ"]
     mean, sd = group.measured_mean["fingertip_force_N"], group.measured_sd["fingertip_force_N"]
     for a, color in enumerate(colors):
@@ -149,7 +153,7 @@ def force_figure(comparison: Comparison, group: TrialGroup, path: str) -> None:
     ax.set_ylabel("force on the fingertip [N]")
     ax.set_title(f"{group.name}: contact force, world frame (X distal, Y radial, Z dorsal)\n"
                  f"{_legend_note(comparison)}, SD band over {group.n} repeats", fontsize=10)
-    ax.legend(fontsize=8, ncol=3)
+    outside_legend(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
