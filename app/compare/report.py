@@ -115,6 +115,10 @@ def _html(c: Comparison, tables: list[Table], figs: dict) -> str:
     parts += [_table_html(t) for t in tables]
     if figs:
         parts.append("<h2>Fig. 13: steady-state poses</h2>")
+        parts.append("<p>In the paper's planes and axis names (its Fig. 12 frame): X-Y is the side view, where "
+                     "flexion shows, Z-Y the front view, where abduction shows; paper X is world X (distal), "
+                     "paper Y is world Z (dorsal), paper Z is world Y (radial). The window's pose view draws the "
+                     "same two planes.</p>")
         parts += [f"<img src='{html.escape(p)}' alt='{html.escape(p)}'>" for p in figs.get("poses", [])]
         parts.append("<h2>Figs. 14-16: transients per trial</h2>")
         for g in c.groups:

@@ -119,3 +119,6 @@ class PlotMarkers:
                 self._texts[k] = (m.label, m.kind, right)
             text.setPos(x, y_hi - (k % LABEL_ROWS) * step)
             text.setVisible(True)
+
+    def clear(self) -> None:
+        self.draw([], 0.0, 1.0)

@@ -207,6 +207,8 @@ class _Plot:
     def clear(self) -> None:
         for c in self.measured + self.model + self.res:
             c.setData([], [])
+        for m in self.markers:
+            m.clear()
         self.ranges.clear()
 
     def readout(self, data: LiveData) -> str:
@@ -299,6 +301,6 @@ class LivePlots(QWidget):
         self.readout_label.setText("<br>".join(" &nbsp;│&nbsp; ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)))
 
     def clear(self) -> None:
+        self.markers.clear()
         for p in self.plots.values():
             p.clear()
-        self.markers.clear()
