@@ -5,9 +5,10 @@ a real trial, app/gui/bench_live.py.)
 Frame rate: a feeder thread publishes synthetic records into a Hub in real time at the rig's rates
 (USB-6210: 13 channels at ``--daq-rate`` per channel in 5 ms blocks, as the DAQ thread hands them over;
 six MX-64s at 200 Hz; mocap and the joint angles at ``--mocap-rate``; the model and the runner at
-100 Hz), the window is attached to that Hub like to a rig, and each frame does what the frame timer does
-(drain, ring buffers, setData) and then paints the live view synchronously (``repaint``: offscreen, the
-raster engine really draws every pixel). fps = frames / wall time.
+100 Hz) and a tare, trial start or trip event every 1.5 s (the plots' markers), the window is attached
+to that Hub like to a rig, and each frame does what the frame timer does (drain, ring buffers, setData)
+and then paints the live view synchronously (``repaint``: offscreen, the raster engine really draws every
+pixel). fps = frames / wall time.
 
 Memory: the same window, fed synthetic records as fast as possible with advancing host times (the sample
 values are reused: only the amount of data matters), drained and redrawn every simulated 100 ms; RSS is
@@ -31,6 +32,7 @@ import numpy as np
 GOAL_FPS = 60.0
 BLOCK_S = 0.005          # the DAQ thread's block length on the twin and the real driver
 MEM_TOLERANCE_MB = 2.0   # allocator noise; growth beyond this is a leak
+EVENT_PERIOD_S = 1.5     # a marked event (tare, trial start, trip) this often: about seven markers in view
 
 
 def specs(daq_rate_hz: float, mocap_rate_hz: float):
@@ -85,10 +87,22 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
 
+def _marked_event(hub, k: int) -> None:
+    """Every EVENT_PERIOD_S one of the events the plots mark (a tare, a trial start, a trip), so the frames
+    measured draw a few markers as during a run."""
+    from uartlab.schema import NANO17_TARED, EventKind
+
+    kind, message = ((EventKind.OPERATOR, f"{NANO17_TARED}: bias [0 0 0 0 0 0] V"),
+                     (EventKind.TRIAL, f"start 'bench/{k}' repeat 1/1"),
+                     (EventKind.TRIP, "bench: a trip"))[k % 3]
+    hub.event(kind, "bench", message)
+
+
 def _feeder(hub, synth: Synth, rates: dict[str, float], stop: threading.Event) -> None:
     """Publish every stream in real time: each stream's due samples every BLOCK_S."""
     t_start = time.monotonic()
     sent = dict.fromkeys(rates, 0)
+    events = 0
     while not stop.is_set():
         now = time.monotonic()
         for name, rate in rates.items():
@@ -96,6 +110,9 @@ def _feeder(hub, synth: Synth, rates: dict[str, float], stop: threading.Event) -
             if due > 0:
                 hub.publish(synth.record(name, t_start + sent[name] / rate, due))
                 sent[name] += due
+        if now - t_start >= events * EVENT_PERIOD_S:
+            _marked_event(hub, events)
+            events += 1
         stop.wait(BLOCK_S)
 
 
