@@ -54,7 +54,6 @@ class Markers:
 
     def __init__(self) -> None:
         self.items: deque[Marker] = deque(maxlen=MAX_MARKERS)
-        self.version = 0
 
     def add(self, e: Event) -> Marker | None:
         m = marker_of(e)
@@ -63,54 +62,64 @@ class Markers:
         self.items.append(m)
         if len(self.items) > 1 and self.items[-2].t_s > m.t_s:  # events may arrive a little out of order
             self.items = deque(sorted(self.items, key=lambda k: k.t_s), maxlen=MAX_MARKERS)
-        self.version += 1
         return m
 
     def clear(self) -> None:
         self.items.clear()
-        self.version += 1
 
     def within(self, lo_s: float, hi_s: float) -> list[Marker]:
         return [m for m in self.items if lo_s <= m.t_s <= hi_s]
 
 
 class PlotMarkers:
-    """One plot's marker lines (and, with ``labels``, their texts at the top of the view)."""
+    """One plot's marker lines (and, with ``labels``, their texts at the top of the view). The items are
+    made when a marker first needs them: every item in a plot costs at each repaint, shown or not."""
 
     def __init__(self, plot: pg.PlotItem, labels: bool):
         self.plot = plot
-        self.lines: dict[str, pg.PlotCurveItem] = {}
-        for kind, (colour, style) in STYLES.items():
-            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1, style=style), connect="finite")
-            plot.addItem(curve, ignoreBounds=True)
-            self.lines[kind] = curve
+        self.lines: dict[str, pg.PlotCurveItem] = {}     # per kind, once one was drawn
         self.labels: list[pg.TextItem] = []
-        for _ in range(MAX_LABELS if labels else 0):
+        self.max_labels = MAX_LABELS if labels else 0
+        self._texts: list[tuple[str, str, bool]] = []   # what each label shows: (text, kind, left of its line)
+
+    def _line(self, kind: str) -> pg.PlotCurveItem:
+        if kind not in self.lines:
+            colour, style = STYLES[kind]
+            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1, style=style), connect="finite")
+            self.plot.addItem(curve, ignoreBounds=True)
+            self.lines[kind] = curve
+        return self.lines[kind]
+
+    def _label(self, k: int) -> pg.TextItem:
+        while len(self.labels) <= k:
             text = pg.TextItem("", anchor=(0, 0))
-            text.setVisible(False)
-            plot.addItem(text, ignoreBounds=True)
+            self.plot.addItem(text, ignoreBounds=True)
             self.labels.append(text)
-        self._texts: list[tuple[str, str, bool]] = [("", "", False)] * len(self.labels)  # what each shows
+            self._texts.append(("", "", False))
+        return self.labels[k]
 
     def draw(self, markers: list[Marker], now_s: float, window_s: float) -> None:
-        for kind, curve in self.lines.items():
+        for kind in STYLES:
             xs = np.array([m.t_s - now_s for m in markers if m.kind == kind])
             if xs.size == 0:
-                curve.setData([], [])
+                if kind in self.lines and self.lines[kind].isVisible():   # hidden once, not at every frame
+                    self.lines[kind].setVisible(False)
                 continue
             x = np.repeat(xs, 3)
             x[2::3] = np.nan
+            curve = self._line(kind)
             curve.setData(x, np.tile([-HALF_HEIGHT, HALF_HEIGHT, np.nan], xs.size))
-        if not self.labels:
+            curve.setVisible(True)
+        shown = markers[-self.max_labels:] if self.max_labels else []
+        for text in self.labels[len(shown):]:
+            if text.isVisible():
+                text.setVisible(False)
+        if not shown:
             return
-        shown = markers[-len(self.labels):]
         (_, _), (y_lo, y_hi) = self.plot.viewRange()
         step = 0.09 * (y_hi - y_lo)
-        for k, text in enumerate(self.labels):
-            if k >= len(shown):
-                text.setVisible(False)
-                continue
-            m = shown[k]
+        for k, m in enumerate(shown):
+            text = self._label(k)
             x = m.t_s - now_s
             right = x > -0.15 * window_s   # near time 0 the label goes left of its line, not off the plot
             if self._texts[k] != (m.label, m.kind, right):   # setText re-lays-out the text: only on a change

@@ -166,6 +166,11 @@ def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_f
     x, _ = curve_data(window, "tension")
     assert x is not None and x.size > 50
     assert any("trip" in line for line in window.log.toPlainText().splitlines())
+    window.on_frame()   # the trip marked on the time axis where the file has it, 0.5 s before the end
+    tension = window.plots.plots["tension"].markers[0]
+    assert [t.toPlainText() for t in tension.labels if t.isVisible()] == ["trip"]
+    x, _ = tension.lines["trip"].getData()
+    assert x[0] == pytest.approx(-0.5, abs=0.02)
     # seek back while paused: the views show the 10 s up to the cursor, read from the file
     window.ops.seek(t0 + 2.0)
     qtbot.waitUntil(lambda: abs(window.data.now_s - (t0 + 2.0)) < 0.01, timeout=5000)

@@ -29,7 +29,9 @@ def marker_labels(window, plot: str = "tension") -> list[str]:
 
 
 def marker_lines_x(window, plot: str, kind: str) -> np.ndarray:
-    x, _ = window.plots.plots[plot].markers[0].lines[kind].getData()
+    """Where the operator sees the lines of one kind of marker (time axis, s)."""
+    line = window.plots.plots[plot].markers[0].lines.get(kind)
+    x = None if line is None or not line.isVisible() else line.getData()[0]
     return np.array([]) if x is None else x[np.isfinite(x)]
 
 
