@@ -120,13 +120,13 @@ class PlotMarkers:
         step = 0.09 * (y_hi - y_lo)
         for k, m in enumerate(shown):
             text = self._label(k)
-            x = m.t_s - now_s
-            right = x > -0.15 * window_s   # near time 0 the label goes left of its line, not off the plot
+            at_s = m.t_s - now_s
+            right = at_s > -0.15 * window_s   # near time 0 the label goes left of its line, not off the plot
             if self._texts[k] != (m.label, m.kind, right):   # setText re-lays-out the text: only on a change
                 text.setText(m.label, color=STYLES[m.kind][0])
                 text.setAnchor((1, 0) if right else (0, 0))
                 self._texts[k] = (m.label, m.kind, right)
-            text.setPos(x, y_hi - (k % LABEL_ROWS) * step)
+            text.setPos(at_s, y_hi - (k % LABEL_ROWS) * step)
             text.setVisible(True)
 
     def clear(self) -> None:
