@@ -3,7 +3,8 @@
 A tare shifts the force curves; a marker labelled "tare" at that instant says why. Markers come from the
 hub's Events (live: MainWindow.drain; replay: the file's events as the cursor passes them), are kept by
 host time, and scroll with the data until they leave the window. Drawn per plot as one NaN-separated
-curve per kind (one path, as the time grid) and a few reused text labels: cheap at every frame.
+curve per kind (one path, as the time grid) and a text label each, all in one group: their data is set
+only when the markers in view change; each frame only moves the group along the time axis.
 """
 
 from __future__ import annotations
@@ -72,37 +73,43 @@ class Markers:
 
 
 class PlotMarkers:
-    """One plot's marker lines (and, with ``labels``, their texts at the top of the view). The items are
-    made when a marker first needs them: every item in a plot costs at each repaint, shown or not."""
+    """One plot's marker lines (and, with ``labels``, their texts at the top of the view). Items are made
+    when a marker first needs them (every item in a plot costs at each repaint, shown or not) and hold
+    times relative to ``origin_s``; the group they are in is placed at ``origin_s - now`` each frame."""
 
     def __init__(self, plot: pg.PlotItem, labels: bool):
         self.plot = plot
+        self.group = pg.ItemGroup()
+        plot.addItem(self.group, ignoreBounds=True)
         self.lines: dict[str, pg.PlotCurveItem] = {}     # per kind, once one was drawn
         self.labels: list[pg.TextItem] = []
         self.max_labels = MAX_LABELS if labels else 0
-        self._texts: list[tuple[str, str, bool]] = []   # what each label shows: (text, kind, left of its line)
+        self.origin_s = 0.0
+        self._shown: list[Marker] = []
+        self._texts: list[tuple[str, str, bool, float]] = []   # each label's (text, kind, left of line, y)
 
     def _line(self, kind: str) -> pg.PlotCurveItem:
         if kind not in self.lines:
             colour, style = STYLES[kind]
             curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1, style=style), connect="finite")
-            self.plot.addItem(curve, ignoreBounds=True)
+            curve.setParentItem(self.group)
             self.lines[kind] = curve
         return self.lines[kind]
 
     def _label(self, k: int) -> pg.TextItem:
         while len(self.labels) <= k:
             text = pg.TextItem("", anchor=(0, 0))
-            self.plot.addItem(text, ignoreBounds=True)
+            text.setParentItem(self.group)
             self.labels.append(text)
-            self._texts.append(("", "", False))
+            self._texts.append(("", "", False, np.nan))
         return self.labels[k]
 
-    def draw(self, markers: list[Marker], now_s: float, window_s: float) -> None:
+    def _set_lines(self, markers: list[Marker]) -> None:
+        """The lines of the markers in view, in times relative to ``origin_s`` (only when they change)."""
         for kind in STYLES:
-            xs = np.array([m.t_s - now_s for m in markers if m.kind == kind])
+            xs = np.array([m.t_s - self.origin_s for m in markers if m.kind == kind])
             if xs.size == 0:
-                if kind in self.lines and self.lines[kind].isVisible():   # hidden once, not at every frame
+                if kind in self.lines:
                     self.lines[kind].setVisible(False)
                 continue
             x = np.repeat(xs, 3)
@@ -110,6 +117,14 @@ class PlotMarkers:
             curve = self._line(kind)
             curve.setData(x, np.tile([-HALF_HEIGHT, HALF_HEIGHT, np.nan], xs.size))
             curve.setVisible(True)
+
+    def draw(self, markers: list[Marker], now_s: float, window_s: float) -> None:
+        if markers != self._shown:
+            if markers:
+                self.origin_s = markers[0].t_s
+            self._set_lines(markers)
+            self._shown = list(markers)
+        self.group.setPos(self.origin_s - now_s, 0.0)
         shown = markers[-self.max_labels:] if self.max_labels else []
         for text in self.labels[len(shown):]:
             if text.isVisible():
@@ -120,14 +135,16 @@ class PlotMarkers:
         step = 0.09 * (y_hi - y_lo)
         for k, m in enumerate(shown):
             text = self._label(k)
-            at_s = m.t_s - now_s
-            right = at_s > -0.15 * window_s   # near time 0 the label goes left of its line, not off the plot
-            if self._texts[k] != (m.label, m.kind, right):   # setText re-lays-out the text: only on a change
+            right = m.t_s - now_s > -0.15 * window_s   # near time 0 the label goes left of its line
+            y = y_hi - (k % LABEL_ROWS) * step
+            if self._texts[k][:3] != (m.label, m.kind, right):   # setText re-lays-out: only on a change
                 text.setText(m.label, color=STYLES[m.kind][0])
                 text.setAnchor((1, 0) if right else (0, 0))
-                self._texts[k] = (m.label, m.kind, right)
-            text.setPos(at_s, y_hi - (k % LABEL_ROWS) * step)
-            text.setVisible(True)
+            if self._texts[k] != (m.label, m.kind, right, y) or text.pos().x() != m.t_s - self.origin_s:
+                text.setPos(m.t_s - self.origin_s, y)
+                self._texts[k] = (m.label, m.kind, right, y)
+            if not text.isVisible():
+                text.setVisible(True)
 
     def clear(self) -> None:
         self.draw([], 0.0, 1.0)

@@ -30,9 +30,10 @@ def marker_labels(window, plot: str = "tension") -> list[str]:
 
 def marker_lines_x(window, plot: str, kind: str) -> np.ndarray:
     """Where the operator sees the lines of one kind of marker (time axis, s)."""
-    line = window.plots.plots[plot].markers[0].lines.get(kind)
+    markers = window.plots.plots[plot].markers[0]
+    line = markers.lines.get(kind)
     x = None if line is None or not line.isVisible() else line.getData()[0]
-    return np.array([]) if x is None else x[np.isfinite(x)]
+    return np.array([]) if x is None else x[np.isfinite(x)] + markers.group.pos().x()   # as the group places them
 
 
 def check_what_the_plots_show(window) -> None:
