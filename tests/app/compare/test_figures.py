@@ -37,7 +37,7 @@ def _figure_facts(fig) -> dict:
             boxes.append((f"axes {k} legend", ax.get_legend().get_window_extent(renderer)))
     for k, legend in enumerate(fig.legends):
         boxes.append((f"figure legend {k}", legend.get_window_extent(renderer)))
-    return {"axes": axes, "boxes": boxes}
+    return {"axes": axes, "boxes": [(what, box) for what, box in boxes if box is not None]}   # None: nothing drawn
 
 
 @pytest.fixture(scope="module")
