@@ -178,14 +178,14 @@ class TrialCurves(QSplitter):
             self.plots[unit].clear()
             self.legends[unit].clear()
             self.shown[unit] = []
-        colour: dict[str, int] = {}
         for c, column in enumerate(header):
             parsed = transient_column(column)
             if parsed is None or parsed[1] not in (MEASURED, SIMULATED) or parsed[3] not in self.plots:
                 continue
             name, kind, label, unit = parsed
-            i = colour.setdefault(f"{unit}/{name}", sum(k.startswith(f"{unit}/") for k in colour))
-            curve = self.plots[unit].plot(t, [r[c] for r in values], pen=pen(i, dashed=kind == SIMULATED, width=2))
+            # each tendon, joint and force axis in its colour (app/palette.py); "FX" is the force's X
+            key = name[1:] if name in ("FX", "FY", "FZ") else name
+            curve = self.plots[unit].plot(t, [r[c] for r in values], pen=pen(key, dashed=kind == SIMULATED, width=2))
             text = f"{name} measured" if kind == MEASURED else f"{name} model ({label})"
             self.legends[unit].addItem(curve, text)
             self.shown[unit].append(text)
