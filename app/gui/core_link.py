@@ -38,6 +38,7 @@ from uartlab.schema import EVENTS
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
 START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
 PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
+ATTACH_TIMEOUT_S = 10.0    # a core known to be there (its lock, its answer) but slow on a busy PC
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
 STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
 STATUS_TIMEOUT_S = 2.0     # a status the core has not answered by then is stale: the poller asks again
@@ -75,11 +76,11 @@ class CoreLink:
         ``streams``: mirror only these (and the events; None: all): what the window draws, so the mirror
         thread does not decode at the window's expense what nobody looks at. ``check``: called before a core
         is started (the rig.toml read here, so bad input is one line at once, not a core that dies)."""
-        from uartlab.app.serve.endpoints import endpoints_for
+        from uartlab.app.serve.endpoints import core_holds, endpoints_for
 
         address = endpoints_for(address).base
         process = None
-        if not core_answers(address):
+        if not (core_holds(address) or core_answers(address)):   # a busy core may answer late: its lock tells
             if check is not None:
                 check()
             process = start_core(address, rig_toml, log_path)
@@ -200,7 +201,7 @@ def _attach(address: str, streams: Iterable[str] | None) -> tuple[Any, Subscript
     viewer = hub.subscribe("gui", maxsize=VIEWER_QUEUE)
     wanted = None if streams is None else [*streams, EVENTS]
     try:
-        return CoreClient(address, hub=hub, attach_history=True, streams=wanted), viewer
+        return CoreClient(address, hub=hub, attach_history=True, streams=wanted, timeout_s=ATTACH_TIMEOUT_S), viewer
     except BaseException:
         viewer.close()
         raise

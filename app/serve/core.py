@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import zmq
 from uartlab.app.rig.config import RigConfig
@@ -28,7 +28,7 @@ from uartlab.app.rig.rig import Rig
 from uartlab.app.run.run import estop_rig
 from uartlab.app.serve import keys, wire
 from uartlab.app.serve.command_server import CommandServer, Op, Reply
-from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, refuse_unguarded
+from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, lock_path, refuse_unguarded
 from uartlab.app.serve.estop_server import EstopServer
 from uartlab.app.serve.history import History
 from uartlab.app.serve.ingest import Ingest
@@ -67,10 +67,12 @@ class RigCore:
         self._stopped = threading.Event()
         self._closed = False
         self._lock = threading.Lock()
+        self._lock_file: IO[str] | None = None   # the base's lock while this core serves it (ipc)
 
     # ------------------------------------------------------------ life
     def start(self) -> RigCore:
         try:
+            self._claim()
             self._refuse_if_answered()
             sockets = self._bind()
             self.rig = Rig(self.config).start()
@@ -88,6 +90,28 @@ class RigCore:
             raise
         self.rig.hub.event(EventKind.OPERATOR, "core", f"rig core serving at {self.ends.base} (pid {os.getpid()})")
         return self
+
+    def _claim(self) -> None:
+        """The base's lock (ipc), held until the core stops: a second core on the same base leaves at once,
+        whatever the load, without touching the first one's socket files."""
+        import fcntl
+
+        path = lock_path(self.ends)
+        if path is None:
+            return
+        f = open(path, "a+")  # noqa: SIM115 - held open (locked) for the core's life, closed in close()
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            pid = f.read().strip() or "?"
+            f.close()
+            raise DeviceError("rig core", f"another core (pid {pid}) already serves {self.ends.base}") from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        self._lock_file = f
 
     def _refuse_if_answered(self) -> None:
         """Two cores on one address would fight over the socket files; the second one says so and leaves."""
@@ -146,8 +170,11 @@ class RigCore:
             if self._auth is not None:   # its own thread and sockets: stopped before the context goes
                 self._auth.stop()
             self._context.destroy(linger=0)  # the sockets' threads are joined; closes any never handed over
-            for path in ipc_paths(self.ends):
-                path.unlink(missing_ok=True)
+            if self._lock_file is not None:    # only the core that served here removes its socket files
+                for path in ipc_paths(self.ends):
+                    path.unlink(missing_ok=True)
+                self._lock_file.close()
+                self._lock_file = None
             self._stopped.set()
 
     # ------------------------------------------------------------ the E-stop (its own thread)

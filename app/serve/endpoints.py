@@ -79,6 +79,32 @@ def is_local(base: str) -> bool:
         return False   # a host name or "*": may be reached from elsewhere
 
 
+def lock_path(ends: Endpoints) -> Path | None:
+    """The file an ipc core holds locked while it serves (tcp: None, the ports themselves are exclusive). A
+    second core on the same base would otherwise bind over the first one's socket files; whether a core is
+    there is then known from the lock, not from how fast a busy core answers a hello."""
+    if not ends.base.startswith("ipc://"):
+        return None
+    return Path(ends.base[len("ipc://"):] + ".lock")
+
+
+def core_holds(base: str | None) -> bool:
+    """A core holds ``base``'s lock now (ipc; False for tcp, where only an answer tells)."""
+    import fcntl
+
+    path = lock_path(endpoints_for(base))
+    if path is None or not path.exists():
+        return False
+    try:
+        with open(path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def ipc_paths(ends: Endpoints) -> list[Path]:
     """The socket files of an ipc core (removed when it stops; empty for tcp)."""
     return [Path(e[len("ipc://"):]) for e in (ends.data, ends.command, ends.estop, ends.ingest)

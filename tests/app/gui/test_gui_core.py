@@ -493,6 +493,10 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
         trials = ["free/ED", "free/FDP", "free/FDS"]          # in the suite's order, which a run keeps; long enough
                                                               # for a window to start on a busy PC
         c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
+        deadline = time.monotonic() + 60                      # pre-flight and tare done: the servos are the run's
+        while c.status()["run"]["state"] == "starting":
+            assert time.monotonic() < deadline, c.status()["run"]
+            time.sleep(0.1)
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
         gui = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui", "--core", address], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

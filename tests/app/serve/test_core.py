@@ -256,6 +256,21 @@ def test_a_bad_request_is_one_line_and_the_core_goes_on(core):
         assert client.status()["run"]["state"] in ("idle", "over")
 
 
+def test_a_second_core_on_the_same_address_leaves_at_once_and_the_first_keeps_serving(core, tmp_path):
+    """Whether a core serves an ipc address is its lock, not how fast a busy core answers a hello: the second
+    core says so in one line and exits without touching the first one's socket files."""
+    from uartlab.app.serve.endpoints import core_holds, endpoints_for, ipc_paths
+
+    base, _ = core
+    assert core_holds(base) and not core_holds(f"ipc://{tmp_path}/nobody")
+    proc = subprocess.run([*CLI, "rig", "serve", "--core", base], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "another core (pid " in proc.stderr and f"already serves {base}" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert all(path.exists() for path in ipc_paths(endpoints_for(base)))
+    with CoreClient(base, subscribe=False) as client:
+        assert client.status()["uptime_s"] > 0
+
+
 def test_estop_without_a_core_says_so_in_one_line_and_exits_3(tmp_path):
     proc = subprocess.run([*CLI, "estop", "--core", f"ipc://{tmp_path}/none", "why"], capture_output=True, text=True,
                           timeout=30)
