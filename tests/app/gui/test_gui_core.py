@@ -445,8 +445,8 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_win
     qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
     window.protocol_panel.buttons["abort"].click()
     # The one short trial may have ended before the click reached the core: over either way.
-    qtbot.waitUntil(lambda: window.ops.phase in (Phase.ABORTED, Phase.DONE), timeout=10000)
-    qtbot.waitUntil(lambda: window.protocol_panel.buttons["reset"].isEnabled(), timeout=10000)  # closed
+    qtbot.waitUntil(lambda: window.ops.phase in (Phase.ABORTED, Phase.DONE), timeout=30000)
+    qtbot.waitUntil(lambda: window.protocol_panel.buttons["reset"].isEnabled(), timeout=30000)  # closed
     window.protocol_panel.buttons["reset"].click()
     qtbot.waitUntil(lambda: window.ops.phase is None, timeout=5000)
     assert window.errors == []
