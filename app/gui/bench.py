@@ -169,7 +169,6 @@ def measure_memory(window, hub, synth, rates, hours: float) -> dict:
     out = {}
     total = hours * 3600.0
     wall0 = time.monotonic()
-    marks = {60.0: "after_1_min_mb", total: "after_end_mb"}
     sim_s, k = 0.0, 0
     while sim_s < total - 1e-9:
         for name, rate in rates.items():
@@ -181,7 +180,7 @@ def measure_memory(window, hub, synth, rates, hours: float) -> dict:
             window.plots.refresh(window.data)
         k += 1
         sim_s = k * chunk_s
-        for mark, key in marks.items():
+        for key, mark in (("after_1_min_mb", min(60.0, total)), ("after_end_mb", total)):
             if key not in out and sim_s >= mark - 1e-9:
                 gc.collect()
                 out[key] = rss_mb()
