@@ -146,7 +146,7 @@ def test_pause_holds_resume_reruns_the_trial_abort_holds(tmp_path):
     phases = [PHASES[p].name for p in runner.data["phase"]]
     assert "PAUSED" in phases and phases[-1] == "ABORTED"
     with SessionFile(tmp_path / "s.h5") as f:
-        assert [t["outcome"] for t in f.trials()] == ["interrupted by pause", "aborted: operator abort"]
+        assert [t["outcome"] for t in f.trials()] == ["interrupted by pause", "aborted: test abort"]
         assert any(e.kind == "phase" and e.message.startswith("PAUSED") for e in f.events())
 
 
