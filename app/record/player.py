@@ -59,9 +59,16 @@ class SessionFile:
         fields = []
         for fname in order:
             d = g[fname]
-            fields.append(FieldSpec(fname, str(d.attrs.get("dtype", d.dtype.str)), tuple(d.shape[1:]),
-                                    str(d.attrs.get("units", "")), str(d.attrs.get("description", "")),
-                                    str(d.attrs.get("frame", ""))))  # older files have no frame: ""
+            a = d.attrs
+            shape = tuple(d.shape[1:])
+            # uartlab.session/1 files have no frame, labels or codes: "" and (); their flags are HDF5 bools
+            labels = tuple(tuple(_texts(a[f"labels_axis{k}"])) for k in range(1, len(shape) + 1)
+                           if f"labels_axis{k}" in a)
+            fields.append(FieldSpec(fname, str(a.get("dtype", d.dtype.str)), shape, str(a.get("units", "")),
+                                    str(a.get("description", "")), str(a.get("frame", "")),
+                                    labels if len(labels) == len(shape) else (),
+                                    tuple(_texts(a.get("column_units", []))),
+                                    tuple(_texts(a.get("enum_names", [])))))
         rate = float(g.attrs.get("nominal_rate_hz", np.nan))
         return StreamSpec(name, str(g.attrs.get("device", "")), tuple(fields),
                           None if np.isnan(rate) else rate, str(g.attrs.get("device_clock", "")) or None)
@@ -89,6 +96,18 @@ class SessionFile:
         """The suite files this session ran (name -> exact text; each dataset's sha256 attribute is its hash)."""
         g = self._file.get("config/protocol", {})
         return {name: _text(d[()]) for name, d in g.items()}
+
+    def utc_time_s(self, host_time_s) -> np.ndarray:
+        """UTC (POSIX seconds) of host times, through the /clock row nearest each (NaN: a file without /clock)."""
+        t = np.asarray(host_time_s, dtype=float)
+        if "clock" not in self._file or self._file["clock"].shape[0] == 0:
+            return np.full(t.shape, np.nan)
+        clock = self._file["clock"][:]
+        host, utc = clock[HOST_TIME], clock["utc_time_s"]
+        i = np.clip(np.searchsorted(host, t), 1, max(1, host.size - 1)) if host.size > 1 else np.zeros(t.shape, int)
+        if host.size > 1:
+            i = np.where(np.abs(t - host[i - 1]) <= np.abs(t - host[i]), i - 1, i)
+        return utc[i] + (t - host[i])
 
     def refresh(self) -> None:
         """See what a SWMR writer has flushed since the file was opened (or last refreshed)."""
@@ -125,7 +144,7 @@ class SessionFile:
         stop = self.length(stream) if stop is None else min(stop, self.length(stream))
         start = min(start, stop)
         return Record(stream, g[HOST_TIME][start:stop],
-                      {f.name: g[f.name][start:stop] for f in self.streams[stream].fields})
+                      {f.name: _as_declared(g[f.name][start:stop], f) for f in self.streams[stream].fields})
 
     def rows_between(self, stream: str, t_start_s: float, t_stop_s: float) -> tuple[int, int]:
         """[start, stop) rows with t_start_s <= host_time_s < t_stop_s."""
@@ -210,6 +229,15 @@ def _open_hdf5(path: str) -> h5py.File:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _texts(values) -> list[str]:
+    return [_text(v) for v in np.atleast_1d(values)]
+
+
+def _as_declared(values: np.ndarray, field: FieldSpec) -> np.ndarray:
+    """A field's values in its declared dtype: flags are stored as uint8 0/1 (uartlab.session/2 on)."""
+    return values.astype(bool) if field.dtype == "?" and values.dtype != bool else values
 
 
 def _text(value) -> str:
