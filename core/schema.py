@@ -4,7 +4,8 @@ Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
 ``events`` pseudo-stream (its kinds: ``EventKind``). Each field names what its columns are (``labels``: tendons,
 joints, axes, markers), one unit (or one per column, ``column_units``: the wrench) and, for integer codes and
-flags, what each value means (``codes``); the recorder writes them as attributes beside the data. Producers build their records from these declarations
+flags, what each value means (``codes``); the recorder writes them as attributes beside the data.
+Producers build their records from these declarations
 (``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
 ``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
 tests/core/test_schema.py fails when any module names a field by string literal that no declaration has.
