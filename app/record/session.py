@@ -38,8 +38,10 @@ def session_path(folder: Path, label: str | None = None, now: datetime | None = 
 
 def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
     """The rig config text and the calibration files it uses, to embed verbatim in the session file."""
+    from uartlab.app.rig.config_text import effective_config_text
+
     cfg = rig.config
-    config_text = cfg.text or repr(cfg)   # the text it was read from (the shipped twin rig's too)
+    config_text = effective_config_text(cfg)   # the text it was read from, with what the command line changed
     cal = cfg.nano17.calibration_file
     if cal is not None:
         calibrations = {Path(cal).name: Path(cal).read_text(encoding="utf-8", errors="replace")}
