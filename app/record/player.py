@@ -97,13 +97,20 @@ class SessionFile:
         g = self._file.get("config/protocol", {})
         return {name: _text(d[()]) for name, d in g.items()}
 
+    def clock(self) -> np.ndarray:
+        """(n, 2): the /clock pairs of host time and UTC (POSIX s); (0, 2) for a file without one (schema /1)."""
+        if "clock" not in self._file:
+            return np.zeros((0, 2))
+        rows = self._file["clock"][:]
+        return np.column_stack([rows[HOST_TIME], rows["utc_time_s"]]) if rows.size else np.zeros((0, 2))
+
     def utc_time_s(self, host_time_s) -> np.ndarray:
         """UTC (POSIX seconds) of host times, through the /clock row nearest each (NaN: a file without /clock)."""
         t = np.asarray(host_time_s, dtype=float)
-        if "clock" not in self._file or self._file["clock"].shape[0] == 0:
+        clock = self.clock()
+        if clock.shape[0] == 0:
             return np.full(t.shape, np.nan)
-        clock = self._file["clock"][:]
-        host, utc = clock[HOST_TIME], clock["utc_time_s"]
+        host, utc = clock[:, 0], clock[:, 1]
         i = np.clip(np.searchsorted(host, t), 1, max(1, host.size - 1)) if host.size > 1 else np.zeros(t.shape, int)
         if host.size > 1:
             i = np.where(np.abs(t - host[i - 1]) <= np.abs(t - host[i]), i - 1, i)
@@ -121,7 +128,7 @@ class SessionFile:
     def _datasets(self) -> Iterator[h5py.Dataset]:
         for g in self._file.get("streams", {}).values():
             yield from g.values()
-        for path in ("events", "trials/table"):
+        for path in ("events", "trials/table", "clock"):
             if path in self._file:
                 yield self._file[path]
 

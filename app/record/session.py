@@ -17,10 +17,13 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+import tomli_w
 from uartlab.app.record.logs import log_event, log_file
 from uartlab.app.record.writer import SessionRecorder
 from uartlab.app.run.rig_like import RigLike
 from uartlab.errors import RecordingError
+from uartlab.names import TENDONS
 from uartlab.streams import Event, EventKind, Record
 
 logger = logging.getLogger(__name__)
@@ -50,12 +53,25 @@ def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
 
         name, text = twin_ft_calibration_file()
         calibrations = {name: text}
-    calibrations["sea.json"] = json.dumps({"sea": repr(cfg.sea)})
+    calibrations["sea.toml"] = sea_text(rig)
     # The calibration store's current set, verbatim (calibration/store.py); none without a store.
     from uartlab.calibration.store import current_calibration_texts
 
     calibrations.update(current_calibration_texts(cfg.calibration_store))
     return config_text, calibrations
+
+
+def sea_text(rig: RigLike) -> str:
+    """The SEA calibrations the rig converts pot volts with, as rig.toml's [sea.<tendon>] tables."""
+    forces = getattr(rig, "sea_forces", None)
+    if forces is None:
+        return f"# no SEA conversion on this rig ({type(rig).__name__}): rig.toml [sea] calibration = " \
+               f"{'from_twin' if rig.config.sea.calibrations is None else 'its [sea.<tendon>] fits'}\n"
+    keys = ("v0_V", "gain_N_per_V", "quadratic_N_per_V2", "reference_V")
+    tables = {t: {k: float(np.asarray(getattr(c, k))) for k in keys if hasattr(c, k)}
+              for t, c in zip(TENDONS, forces.calibrations, strict=False)}
+    return "# the SEA calibrations this rig converted pot volts with (F = gain * dV + quadratic * dV^2)\n" + \
+        tomli_w.dumps({"sea": tables})
 
 
 class RecordingSession:
