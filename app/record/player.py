@@ -63,7 +63,8 @@ class SessionFile:
             shape = tuple(d.shape[1:])
             # uartlab.session/1 files have no frame, labels or codes: "" and (); their flags are HDF5 bools
             labels = tuple(tuple(_texts(a[f"labels_axis{k}"])) for k in range(1, len(shape) + 1)
-                           if f"labels_axis{k}" in a)
+                           if f"labels_axis{k}" in a) or \
+                ((tuple(_texts(a["columns"])),) if len(shape) == 1 and "columns" in a else ())
             fields.append(FieldSpec(fname, str(a.get("dtype", d.dtype.str)), shape, str(a.get("units", "")),
                                     str(a.get("description", "")), str(a.get("frame", "")),
                                     labels if len(labels) == len(shape) else (),

@@ -39,6 +39,8 @@ from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, Stre
 
 # The layout's name and version, the one declaration of it (app/record/player.py reads every version).
 SCHEMA = "uartlab.session/2"
+# Every layout this version reads, oldest first: /1 has no /clock, no column names or codes, flags as HDF5 bools.
+KNOWN_SCHEMAS = ("uartlab.session/1", SCHEMA)
 # File format of HDF5 1.10 exactly: SWMR needs at least 1.10, and capping it there keeps the file readable
 # by HDF5 1.10 tools (Debian's h5dump) and MATLAB (R2021b+ ships 1.10); "latest" under HDF5 2.0 is not.
 LIBVER = ("v110", "v110")
@@ -102,8 +104,8 @@ def field_attrs(fs: FieldSpec) -> dict:
         attrs["columns"] = list(fs.columns())
     if fs.column_units:   # units differ along the last axis (the wrench): one per element
         attrs["column_units"] = list(fs.column_units)
-    if fs.shape:
-        for axis, labels in enumerate(fs.labels, start=1):   # axis 0 is time
+    if len(fs.labels) > 1:   # a sample with more than one axis (markers x xyz): each axis's names; axis 0 is time
+        for axis, labels in enumerate(fs.labels, start=1):
             attrs[f"labels_axis{axis}"] = list(labels)
     if fs.codes:
         attrs["enum_names"] = list(fs.codes)
@@ -189,8 +191,8 @@ class SessionRecorder:
         clock = f.create_dataset(CLOCK, shape=(1,), maxshape=(None,), dtype=CLOCK_DTYPE, chunks=(256,))
         clock[0:1] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
         clock.attrs.update({"units": "s", "description": "host_time_s (the streams' host monotonic clock) and "
-                            "utc_time_s (POSIX seconds, UTC) read together at the start and at every flush: "
-                            "utc = utc_time_s + (host_time_s - clock.host_time_s) of the nearest row"})
+                            "utc_time_s (UTC, POSIX seconds) read together, at the start and at every flush; "
+                            "a sample's UTC is utc_time_s + (its host_time_s - host_time_s) with the nearest row"})
         f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,
                                                 chunks=(64,))
 

@@ -13,6 +13,7 @@ import numpy as np
 from uartlab import schema
 from uartlab.app.record.export import export_csv
 from uartlab.app.record.player import SessionFile
+from uartlab.app.record.verify import verify
 from uartlab.app.record.writer import SCHEMA, SessionRecorder
 from uartlab.app.rig.config import parse_rig_config
 from uartlab.names import JOINTS, TENDONS
@@ -38,6 +39,7 @@ def test_every_vector_field_names_its_columns_as_declared(twin_session_file):
         assert texts(f["streams/joints/angles_rad"].attrs["columns"]) == list(JOINTS)
         assert texts(f["streams/model/fingertip_force_N"].attrs["columns"]) == ["x", "y", "z"]
         markers = f["streams/mocap/markers_m"]
+        assert "labels_axis1" not in f["streams/daq/tendon_force_N"].attrs   # one axis: its columns say it
         assert texts(markers.attrs["labels_axis2"]) == ["x", "y", "z"]
         assert len(markers.attrs["labels_axis1"]) == markers.shape[1]
         wrench = f["streams/daq/wrench"]
@@ -99,6 +101,7 @@ def write_v1(path) -> None:
         g.attrs.update({"device": "MX-64 bus", "nominal_rate_hz": 200.0, "device_clock": "", "fields":
                         ["excursion_m", "moving"]})
         g["host_time_s"] = np.array([1.0, 1.005, 1.010])
+        g["host_time_s"].attrs.update({"units": "s", "description": "host monotonic clock", "dtype": "f8"})
         g["excursion_m"] = np.full((3, 6), 0.001)
         g["excursion_m"].attrs.update({"units": "m", "description": "tendon excursion", "dtype": "f8"})
         g["moving"] = np.array([[True] * 6, [False] * 6, [True] * 6])
@@ -106,6 +109,7 @@ def write_v1(path) -> None:
         d = f.create_group("streams/daq")
         d.attrs.update({"device": "USB-6210", "nominal_rate_hz": 1000.0, "device_clock": "", "fields": ["wrench"]})
         d["host_time_s"] = np.array([1.0])
+        d["host_time_s"].attrs.update({"units": "s", "description": "host monotonic clock", "dtype": "f8"})
         d["wrench"] = np.zeros((1, 6))
         d["wrench"].attrs.update({"units": "N, N·m", "description": "Nano17", "dtype": "f8"})
         ev = np.dtype([("host_time_s", "f8"), ("kind", h5py.string_dtype("utf-8", 32)),
@@ -133,6 +137,8 @@ def test_a_schema_1_file_still_reads_and_exports(tmp_path):
         written = export_csv(s, tmp_path / "csv")
     assert (tmp_path / "csv" / "actuators.csv").read_text().splitlines()[2].endswith("1,1,1,1,1,1")
     assert len(written) == 5
+    report = verify(path)
+    assert report.readable and report.exit_code == 0, report.summary
 
 
 def test_a_recorder_adds_a_clock_row_at_every_flush(tmp_path):
