@@ -106,16 +106,13 @@ class SessionFile:
         return np.column_stack([rows[HOST_TIME], rows["utc_time_s"]]) if rows.size else np.zeros((0, 2))
 
     def utc_time_s(self, host_time_s) -> np.ndarray:
-        """UTC (POSIX seconds) of host times, through the /clock row nearest each (NaN: a file without /clock)."""
+        """UTC (POSIX seconds) of host times: host time plus the /clock offset (utc - host), interpolated between
+        its rows and held beyond them (docs/session-file.md, "Wall-clock time"); NaN for a file without /clock."""
         t = np.asarray(host_time_s, dtype=float)
         clock = self.clock()
         if clock.shape[0] == 0:
             return np.full(t.shape, np.nan)
-        host, utc = clock[:, 0], clock[:, 1]
-        i = np.clip(np.searchsorted(host, t), 1, max(1, host.size - 1)) if host.size > 1 else np.zeros(t.shape, int)
-        if host.size > 1:
-            i = np.where(np.abs(t - host[i - 1]) <= np.abs(t - host[i]), i - 1, i)
-        return utc[i] + (t - host[i])
+        return t + np.interp(t, clock[:, 0], clock[:, 1] - clock[:, 0])
 
     def refresh(self) -> None:
         """See what a SWMR writer has flushed since the file was opened (or last refreshed)."""

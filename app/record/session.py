@@ -84,10 +84,12 @@ class RecordingSession:
 
     def __init__(self, rig: RigLike, path: str | Path, operator: str = "", notes: str = "",
                  flush_interval_s: float | None = None, protocol=None, log: bool = False,
-                 expected_s: float | None = None):
+                 expected_s: float | None = None, command_line: str = ""):
         """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.
         ``log``: keep the log records (INFO and above) in ``<session>.log`` beside the file until close (the
         GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/record/logs.py).
+        ``command_line``: the command that asked for it, where that is another process's (a client of the rig
+        core); "" records this process's own.
         ``expected_s``: how long it should last (None: open-ended), for the free-space pre-flight, which
         refuses with RecordingError before the file is created and leaves a warning in ``warnings``."""
         from uartlab.app.record.free_space import check_free_space
@@ -99,6 +101,8 @@ class RecordingSession:
         self.rig = rig
         metadata = {"operator": operator, "notes": notes, "config_text": config_text,
                     "calibration_texts": calibrations}
+        if command_line:
+            metadata["command_line"] = command_line
         if protocol is not None:
             metadata["protocol_texts"] = {Path(protocol.source).name: protocol.text}
             metadata["protocol_sha256"] = protocol.sha256

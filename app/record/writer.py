@@ -127,8 +127,9 @@ class SessionRecorder:
     """Record one session. Add every stream, then write records and events; ``close()`` marks it complete.
 
     ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text),
-    protocol_texts (suite file name -> text, stored with its sha256); anything else scalar becomes a root
-    attribute.
+    protocol_texts (suite file name -> text, stored with its sha256), command_line (the command that asked for
+    the session, when another process's: a rig core's client; default this process's); anything else scalar
+    becomes a root attribute.
     """
 
     def __init__(self, path: str | os.PathLike, metadata: dict | None = None, flush_interval_s: float = 0.5,
@@ -169,11 +170,13 @@ class SessionRecorder:
         f.attrs.update({"schema": SCHEMA, "software_version": __version__, "host": socket.gethostname(),
                         "operator": str(metadata.get("operator", "")), "notes": str(metadata.get("notes", "")),
                         "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
-                        "flush_interval_s": self.flush_interval_s, "command_line": shlex.join(sys.argv),
+                        "flush_interval_s": self.flush_interval_s, "recorder_command_line": shlex.join(sys.argv),
+                        "command_line": str(metadata.get("command_line") or shlex.join(sys.argv)),
                         "python_version": sys.version.split()[0], "h5py_version": h5py.version.version,
                         "hdf5_version": h5py.version.hdf5_version})
         for key, value in metadata.items():
-            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts") and \
+            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts",
+                           "command_line") and \
                     isinstance(value, str | int | float | bool):
                 f.attrs[key] = value
         cfg = f.create_group("config")

@@ -66,7 +66,7 @@ def test_vector_columns_are_named_by_tendon_joint_and_axis(csv_folder):
     assert [n for n in daq_names if n.startswith("tendon_force_N[")] == [f"tendon_force_N[{t}]" for t in TENDONS]
     wrench = {n: u for n, u in zip(daq_names, daq_units, strict=True) if n.startswith("wrench[")}
     assert wrench == {"wrench[Fx]": "N", "wrench[Fy]": "N", "wrench[Fz]": "N",
-                      "wrench[Tx]": "N·m", "wrench[Ty]": "N·m", "wrench[Tz]": "N·m"}
+                      "wrench[Tx]": "N*m", "wrench[Ty]": "N*m", "wrench[Tz]": "N*m"}
     joints, units, _ = read_csv(csv_folder / "joints.csv")
     assert [n for n in joints if n.startswith("angles_rad[")] == [f"angles_rad[{j}]" for j in JOINTS]
     assert "1" in units and "" not in units[:len(joints)]   # dimensionless is "1", never empty

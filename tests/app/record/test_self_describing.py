@@ -44,7 +44,7 @@ def test_every_vector_field_names_its_columns_as_declared(twin_session_file):
         assert len(markers.attrs["labels_axis1"]) == markers.shape[1]
         wrench = f["streams/daq/wrench"]
         assert texts(wrench.attrs["columns"]) == ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"]
-        assert texts(wrench.attrs["column_units"]) == ["N", "N", "N", "N·m", "N·m", "N·m"]
+        assert texts(wrench.attrs["column_units"]) == ["N", "N", "N", "N*m", "N*m", "N*m"]
         assert f["streams/runner/joint_speed_rad_s"].attrs["units"] == "rad/s"
 
 
