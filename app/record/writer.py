@@ -195,7 +195,8 @@ class SessionRecorder:
         clock[0:1] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
         clock.attrs.update({"units": "s", "description": "host_time_s (the streams' host monotonic clock) and "
                             "utc_time_s (UTC, POSIX seconds) read together, at the start and at every flush; "
-                            "a sample's UTC is utc_time_s + (its host_time_s - host_time_s) with the nearest row"})
+                            "a sample's UTC is its host_time_s + (utc_time_s - host_time_s), that offset "
+                            "interpolated between rows and held beyond them"})
         f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,
                                                 chunks=(64,))
 
