@@ -65,6 +65,8 @@ class SessionFile:
             labels = tuple(tuple(_texts(a[f"labels_axis{k}"])) for k in range(1, len(shape) + 1)
                            if f"labels_axis{k}" in a) or \
                 ((tuple(_texts(a["columns"])),) if len(shape) == 1 and "columns" in a else ())
+            if len(shape) == 1 and labels == (tuple(str(i) for i in range(shape[0])),):
+                labels = ()   # an unlabelled field's positions, not names it was declared with
             fields.append(FieldSpec(fname, str(a.get("dtype", d.dtype.str)), shape, str(a.get("units", "")),
                                     str(a.get("description", "")), str(a.get("frame", "")),
                                     labels if len(labels) == len(shape) else (),
