@@ -1,8 +1,9 @@
 """A session file as CSV files or one MATLAB .mat file, for analysts who do not want HDF5.
 
 CSV (``export_csv``): one ``<stream>.csv`` per stream, then ``events.csv``, ``trials.csv`` and ``clock.csv``.
-Two header rows: the column names (a vector field's columns as ``tendon_force_N[FDP]``, ``markers_m[MC_dist.x]``,
-from the stream declarations' labels) and their units ("1": dimensionless), which MATLAB's ``readtable`` reads
+Each stream's rows start with ``host_time_s`` and, where the file has a /clock, ``utc_time_s``. Two header
+rows: the column names (a vector field's columns as ``tendon_force_N[FDP]``, ``markers_m[MC_dist.x]``, from
+the stream declarations' labels) and their units ("1": dimensionless), which MATLAB's ``readtable`` reads
 as ``VariableNamesLine`` 1 and ``VariableUnitsLine`` 2 and pandas as ``header=[0, 1]``. A coded field
 (``phase``) has its word beside it (``phase_name``); flags are 0/1. Floats are written with the shortest text
 that reads back to the same double (``repr``), so the CSV holds exactly the HDF5's values.
@@ -27,11 +28,12 @@ from uartlab.streams import HOST_TIME, FieldSpec, StreamSpec
 
 BLOCK_ROWS = 20_000      # rows read and written at a time: a long DAQ stream never sits in memory whole
 STREAM_FILE = "{stream}.csv"
+UTC_TIME = "utc_time_s"  # each sample's UTC (POSIX s) through /clock, for lining up with other recordings
 
 
-def column_names(spec: StreamSpec) -> list[tuple[str, str]]:
-    """(name, unit) of every CSV column of a stream, host time first."""
-    out = [(HOST_TIME, "s")]
+def column_names(spec: StreamSpec, utc: bool = True) -> list[tuple[str, str]]:
+    """(name, unit) of every CSV column of a stream: host time first, then its UTC (a file with a /clock)."""
+    out = [(HOST_TIME, "s")] + ([(UTC_TIME, "s")] if utc else [])
     for f in spec.fields:
         if f.shape:
             out += [(f"{f.name}[{c}]", u) for c, u in zip(f.columns(), f.units_of_columns(), strict=True)]
@@ -56,10 +58,12 @@ def _text(value) -> str:
     return str(value.item() if isinstance(value, np.generic) else value)
 
 
-def _rows(session: SessionFile, stream: str) -> Iterator[list[str]]:
+def _rows(session: SessionFile, stream: str, utc: bool) -> Iterator[list[str]]:
     spec = session.streams[stream]
     for record in session.records(stream, block_size=BLOCK_ROWS):
         columns: list[np.ndarray] = [record.host_time_s[:, None]]
+        if utc:
+            columns.append(session.utc_time_s(record.host_time_s)[:, None])
         words: dict[int, tuple[np.ndarray, tuple[str, ...]]] = {}
         for f in spec.fields:
             values = np.asarray(record.data[f.name])
@@ -77,10 +81,11 @@ def export_csv(session: SessionFile, folder: Path) -> list[Path]:
     """Write the CSV files into ``folder`` (made if missing); returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
+    utc = session.clock().shape[0] > 0
     for stream, spec in session.streams.items():
         path = folder / STREAM_FILE.format(stream=stream)
-        names = column_names(spec)
-        _write(path, [[n for n, _ in names], [u for _, u in names]], _rows(session, stream))
+        names = column_names(spec, utc)
+        _write(path, [[n for n, _ in names], [u for _, u in names]], _rows(session, stream, utc))
         written.append(path)
     events = session.events()
     written.append(_write(folder / "events.csv", [[HOST_TIME, "kind", "source", "message"], ["s", "", "", ""]],
@@ -88,14 +93,17 @@ def export_csv(session: SessionFile, folder: Path) -> list[Path]:
     trials = session.trials()
     keys = [k for k in trials[0] if k != "parameters"] if trials else \
         ["index", "name", "protocol", "repeat", "start_host_time_s", "stop_host_time_s", "outcome"]
-    written.append(_write(folder / "trials.csv", [keys + ["parameters_json"],
-                                                   ["s" if k.endswith("_s") else "" for k in keys] + [""]],
+    units = ["s" if k.endswith("_s") else ("" if k in TEXT_TRIAL_COLUMNS else "1") for k in keys]
+    written.append(_write(folder / "trials.csv", [keys + ["parameters_json"], units + [""]],
                           ([_text(t[k]) for k in keys] + [json.dumps(t["parameters"], sort_keys=True)]
                            for t in trials)))
     clock = session.clock()
     written.append(_write(folder / "clock.csv", [[HOST_TIME, "utc_time_s"], ["s", "s"]],
                           ([_text(h), _text(u)] for h, u in clock)))
     return written
+
+
+TEXT_TRIAL_COLUMNS = ("name", "protocol", "outcome")
 
 
 def _write(path: Path, header: list[list[str]], rows) -> Path:

@@ -52,6 +52,8 @@ def test_every_stream_has_a_csv_whose_values_are_the_files(csv_folder, twin_sess
             table = np.array(rows, dtype=object).reshape(len(rows), len(names))
             col = {n: i for i, n in enumerate(names)}
             np.testing.assert_array_equal(table[:, 0].astype(float), record.host_time_s)
+            assert names[1] == "utc_time_s" and units[1] == "s"
+            np.testing.assert_array_equal(table[:, 1].astype(float), f.utc_time_s(record.host_time_s))
             for field in spec.fields:
                 values = np.asarray(record.data[field.name]).reshape(len(record), -1)
                 for j, column in enumerate(field.columns() or ("",)):
