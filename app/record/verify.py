@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.app.record.player import SessionFile
-from uartlab.app.record.writer import SCHEMA
+from uartlab.app.record.writer import KNOWN_SCHEMAS
 from uartlab.errors import InputFileError
 
 EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE = 0, 1, 2
@@ -59,9 +59,10 @@ def verify(path: str | os.PathLike) -> VerifyReport:
         return r
     with sf:
         r = VerifyReport(path, readable=True, complete=sf.complete, schema=str(sf.metadata.get("schema", "")))
-        if r.schema != SCHEMA:
+        if r.schema not in KNOWN_SCHEMAS:
             r.readable = False
-            r.summary = f"{path}: not a uartlab session file (schema {r.schema!r}, expected {SCHEMA!r})"
+            r.summary = f"{path}: not a uartlab session file this version reads (schema {r.schema!r}, expected " \
+                        f"one of {', '.join(KNOWN_SCHEMAS)})"
             return r
         try:
             _check_streams(sf, r)

@@ -30,7 +30,9 @@ import errno
 import hashlib
 import json
 import os
+import shlex
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -40,9 +42,12 @@ import h5py
 import numpy as np
 from uartlab import __version__
 from uartlab.errors import RecordingError
-from uartlab.streams import HOST_TIME, Event, Record, StreamSpec
+from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
-SCHEMA = "uartlab.session/1"
+# The layout's name and version, the one declaration of it (app/record/player.py reads every version).
+SCHEMA = "uartlab.session/2"
+# Every layout this version reads, oldest first: /1 has no /clock, no column names or codes, flags as HDF5 bools.
+KNOWN_SCHEMAS = ("uartlab.session/1", SCHEMA)
 # File format of HDF5 1.10 exactly: SWMR needs at least 1.10, and capping it there keeps the file readable
 # by HDF5 1.10 tools (Debian's h5dump) and MATLAB (R2021b+ ships 1.10); "latest" under HDF5 2.0 is not.
 LIBVER = ("v110", "v110")
@@ -66,6 +71,12 @@ TRIAL_DTYPE = np.dtype([
     ("outcome", h5py.string_dtype("utf-8", 64)),
 ])
 TRIAL_FIELDS: tuple[str, ...] = TRIAL_DTYPE.names or ()   # its column names, in order
+# The wall-clock anchor: pairs of (host monotonic clock, UTC as POSIX seconds) read together, one when the file
+# is created and one at every flush, so a session lines up with EMG, video or another computer's recordings.
+CLOCK_DTYPE = np.dtype([(HOST_TIME, "f8"), ("utc_time_s", "f8")])
+CLOCK = "clock"
+# Every dataset outside /streams a session file has, by path (verify checks a file against it).
+SESSION_DATASETS = ("config/rig_toml", "events", "trials/table", CLOCK)
 # 32 KiB chunks (before compression). Every flush rewrites each dataset's partial last chunk, and a compressed
 # chunk that grows moves: under SWMR the space it leaves is not reused while the file is open, so that space is
 # lost. Small chunks keep the loss small (bench record at the rig's load: ~18 % of the file with 32 KiB, ~45 %
@@ -114,6 +125,37 @@ def _now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="milliseconds")
 
 
+def clock_pair() -> tuple[float, float]:
+    """(host monotonic s, UTC POSIX s) read as close together as this machine allows: the UTC read between
+    two monotonic reads, paired with their midpoint; the tightest of three tries."""
+    best = (np.inf, 0.0, 0.0)
+    for _ in range(3):
+        t0 = time.monotonic()
+        utc = time.time()
+        t1 = time.monotonic()
+        best = min(best, (t1 - t0, 0.5 * (t0 + t1), utc))
+    return best[1], best[2]
+
+
+def field_attrs(fs: FieldSpec) -> dict:
+    """A field's dataset attributes: units, meaning, and the names of its columns and codes (uartlab.schema)."""
+    attrs: dict = {"units": fs.units, "description": fs.description, "dtype": fs.dtype,
+                   "sample_shape": list(fs.shape) or [0]}
+    if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
+        attrs["frame"] = fs.frame
+    if fs.shape:
+        attrs["columns"] = list(fs.columns())
+    if fs.column_units:   # units differ along the last axis (the wrench): one per element
+        attrs["column_units"] = list(fs.column_units)
+    if len(fs.labels) > 1:   # a sample with more than one axis (markers x xyz): each axis's names; axis 0 is time
+        for axis, labels in enumerate(fs.labels, start=1):
+            attrs[f"labels_axis{axis}"] = list(labels)
+    if fs.codes:
+        attrs["enum_names"] = list(fs.codes)
+        attrs["enum_values"] = np.arange(len(fs.codes), dtype="i8")
+    return attrs
+
+
 def _chunk_rows(row_bytes: int) -> int:
     return max(16, CHUNK_BYTES // max(1, row_bytes))
 
@@ -128,8 +170,9 @@ class SessionRecorder:
     """Record one session. Add every stream, then write records and events; ``close()`` marks it complete.
 
     ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text),
-    protocol_texts (suite file name -> text, stored with its sha256); anything else scalar becomes a root
-    attribute.
+    protocol_texts (suite file name -> text, stored with its sha256), command_line (the command that asked for
+    the session, when another process's: a rig core's client; default this process's); anything else scalar
+    becomes a root attribute.
     """
 
     def __init__(self, path: str | os.PathLike, metadata: dict | None = None, flush_interval_s: float = 0.5,
@@ -171,9 +214,13 @@ class SessionRecorder:
         f.attrs.update({"schema": SCHEMA, "software_version": __version__, "host": socket.gethostname(),
                         "operator": str(metadata.get("operator", "")), "notes": str(metadata.get("notes", "")),
                         "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
-                        "flush_interval_s": self.flush_interval_s})
+                        "flush_interval_s": self.flush_interval_s, "recorder_command_line": shlex.join(sys.argv),
+                        "command_line": str(metadata.get("command_line") or shlex.join(sys.argv)),
+                        "python_version": sys.version.split()[0], "h5py_version": h5py.version.version,
+                        "hdf5_version": h5py.version.hdf5_version})
         for key, value in metadata.items():
-            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts") and \
+            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts",
+                           "command_line") and \
                     isinstance(value, str | int | float | bool):
                 f.attrs[key] = value
         cfg = f.create_group("config")
@@ -186,7 +233,14 @@ class SessionRecorder:
             d = protocols.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
             d.attrs["sha256"] = hashlib.sha256(str(text).encode("utf-8")).hexdigest()
         f.create_group("streams")
-        f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        events = f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        events.attrs.update({"units": "s (host_time_s)", "kind_names": [k.value for k in EventKind]})
+        clock = f.create_dataset(CLOCK, shape=(1,), maxshape=(None,), dtype=CLOCK_DTYPE, chunks=(256,))
+        clock[0:1] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
+        clock.attrs.update({"units": "s", "description": "host_time_s (the streams' host monotonic clock) and "
+                            "utc_time_s (UTC, POSIX seconds) read together, at the start and at every flush; "
+                            "a sample's UTC is its host_time_s + (utc_time_s - host_time_s), that offset "
+                            "interpolated between rows and held beyond them"})
         f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,
                                                 chunks=(64,))
 
@@ -202,17 +256,14 @@ class SessionRecorder:
                         "device_clock": spec.device_clock or "", "fields": [f.name for f in spec.fields]})
         t = g.create_dataset(HOST_TIME, shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(8),),
                              **self.storage.options())
-        t.attrs.update({"units": "s", "description": "host monotonic clock (time.monotonic) of each sample",
-                        "dtype": "f8"})
+        t.attrs.update({"units": "s", "description": "host monotonic clock (time.monotonic) of each sample; "
+                        "/clock pairs it with UTC", "dtype": "f8"})
         for fs in spec.fields:
-            dt = np.dtype(fs.dtype)
+            dt = np.dtype(fs.stored_dtype)
             rows = _chunk_rows(dt.itemsize * int(np.prod(fs.shape, dtype=int)))
             d = g.create_dataset(fs.name, shape=(0, *fs.shape), maxshape=(None, *fs.shape), dtype=dt,
                                  chunks=(rows, *fs.shape), **self.storage.options())
-            d.attrs.update({"units": fs.units, "description": fs.description, "dtype": fs.dtype,
-                            "sample_shape": list(fs.shape) or [0]})
-            if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
-                d.attrs["frame"] = fs.frame
+            d.attrs.update(field_attrs(fs))
         # Handles stay open for the whole recording: reopening costs ~20 us per field per flush, and an
         # error flushing a dataset's chunk cache would otherwise surface in a destructor, where h5py swallows it.
         self._ds[spec.name] = {k: g[k] for k in (HOST_TIME, *(f.name for f in spec.fields))}
@@ -244,7 +295,7 @@ class SessionRecorder:
         if self._thread is None:
             self.start()
         copy = Record(record.stream, np.array(record.host_time_s, dtype="f8"),
-                      {f.name: np.array(record.data[f.name], dtype=f.dtype) for f in spec.fields})
+                      {f.name: np.array(record.data[f.name], dtype=f.stored_dtype) for f in spec.fields})
         n_bytes = copy.host_time_s.nbytes + sum(a.nbytes for a in copy.data.values())
         with self._lock:
             if self._pending_bytes + n_bytes > MAX_PENDING_BYTES:
@@ -338,6 +389,9 @@ class SessionRecorder:
                 n = ds.shape[0]
                 ds.resize((n + len(events),))
                 ds[n:] = np.array(events, dtype=EVENT_DTYPE)
+            clock = self._file[CLOCK]
+            clock.resize((clock.shape[0] + 1,))
+            clock[-1:] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
             if trials is not None:
                 ds = self._file["trials/table"]
                 if ds.shape[0] != len(trials):
