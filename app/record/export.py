@@ -6,7 +6,8 @@ rows: the column names (a vector field's columns as ``tendon_force_N[FDP]``, ``m
 the stream declarations' labels) and their units ("1": dimensionless), which MATLAB's ``readtable`` reads
 as ``VariableNamesLine`` 1 and ``VariableUnitsLine`` 2 and pandas as ``header=[0, 1]``. A coded field
 (``phase``) has its word beside it (``phase_name``); flags are 0/1. Floats are written with the shortest text
-that reads back to the same double (``repr``), so the CSV holds exactly the HDF5's values.
+that reads back to the same double (``repr``; a float32 the shortest that reads back to the same float32), so
+the CSV holds exactly the HDF5's values.
 
 MATLAB (``export_mat``): one struct per stream (``daq.host_time_s``, ``daq.tendon_force_N`` N x 6 ...), with
 ``daq.units`` and ``daq.columns`` structs naming each field's unit and columns, plus ``events``, ``trials``,
@@ -50,6 +51,8 @@ def _worded(f: FieldSpec) -> bool:
 
 
 def _text(value) -> str:
+    if isinstance(value, np.float32) and math.isfinite(value):
+        return str(value)   # the shortest text that reads back to the same float32 (not its double's 17 digits)
     if isinstance(value, float | np.floating):
         v = float(value)
         return repr(v) if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Inf" if v > 0 else "-Inf"))
