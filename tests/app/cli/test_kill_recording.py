@@ -1,0 +1,162 @@
+"""kill -9 at seeded moments of `uartlab record` and `uartlab run` on the twin rig, as real processes: every
+session file left opens (uartlab's SessionFile, h5py with swmr=True) and lost at most the flush interval.
+
+The moments are counted from when a file (the hidden one being built, or the session file) first appears
+in the output folder, so several fall in the session's first second (where a file used to be left that
+nothing opened), the rest later on; the killed process is the one writing the file (`record` itself, or the
+rig core `run` started for itself), then every other process of the command. Loss is the kill time minus the
+newest `host_time_s` on disk of each device stream (and `runner` in a run), both on the host's monotonic
+clock; a stream with nothing on disk counts from the file's appearance. `model` rows are not counted: they
+carry their control tick's time but are computed after it, in another process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from uartlab.app.record.player import SessionFile
+from uartlab.app.record.writer import PARTIAL_SUFFIX
+from uartlab.schema import RUNNER_STREAM, WATCHED_STREAMS
+
+from conftest import short_suite_toml
+
+CLI = [sys.executable, "-m", "uartlab.app.cli"]
+FLUSH_INTERVAL_S = 1.0    # the shipped twin rig's recording.flush_interval_s (app/data/twin_rig.toml)
+# 50 moments in all, half per command: each costs a start of the command and its twin rig (~8 s here).
+MOMENTS = 25              # per command
+IN_FIRST_SECOND = 8       # of them within the session's first second
+LATER_S = (1.0, 4.0)      # the others, uniformly in this span after the file appeared
+SEED = 18
+
+
+def moments_s(seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return sorted([*rng.uniform(0.0, 1.0, IN_FIRST_SECOND), *rng.uniform(*LATER_S, MOMENTS - IN_FIRST_SECOND)])
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (from /proc), deepest last."""
+    out = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            continue
+        for kid in kids:
+            out += [kid, *_children(kid)]
+    return out
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _appeared(folder: Path) -> bool:
+    return any(p.name.endswith(".h5") or p.name.endswith(PARTIAL_SUFFIX) for p in folder.iterdir())
+
+
+def _writer_pid(proc: subprocess.Popen, core: bool) -> int | None:
+    """The process that writes the session file: `record` itself, or the rig core `run` started."""
+    if not core:
+        return proc.pid
+    for pid in _children(proc.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"serve" in f.read().split(b"\0"):
+                    return pid
+        except OSError:
+            continue
+    return None
+
+
+def kill_at(cmd: list[str], folder: Path, after_s: float, core: bool, timeout_s: float = 120.0) -> tuple[float, float]:
+    """Run ``cmd``; ``after_s`` after a file appears in ``folder``, kill -9 the writer, then the rest.
+    Returns (appeared, killed) on the monotonic clock."""
+    folder.mkdir()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not _appeared(folder):
+            assert proc.poll() is None, f"{cmd} ended before recording: {proc.stderr.read().decode()[-2000:]}"
+            assert time.monotonic() < deadline, f"no file in {folder} after {timeout_s} s"
+            time.sleep(0.001)
+        appeared_s = time.monotonic()
+        writer = _writer_pid(proc, core)
+        assert writer is not None, "no rig core under `uartlab run`"
+        rest = [proc.pid, *_children(proc.pid)]
+        while time.monotonic() < appeared_s + after_s:
+            time.sleep(0.001)
+        killed_s = time.monotonic()
+        os.kill(writer, signal.SIGKILL)
+        _kill(rest + _children(proc.pid))
+        return appeared_s, killed_s
+    finally:
+        _kill([proc.pid, *_children(proc.pid)])
+        proc.wait(30)
+        proc.stderr.close()
+
+
+def check_left(folder: Path, appeared_s: float, killed_s: float, streams: tuple[str, ...]) -> float:
+    """Every session file opens both ways; returns the largest loss over ``streams``."""
+    sessions = sorted(folder.glob("*.h5"))
+    assert len(sessions) <= 1, sessions
+    if not sessions:   # killed while the file was being built: no session file, no sample was recorded
+        assert [p.name for p in folder.iterdir() if p.name.endswith(PARTIAL_SUFFIX)], list(folder.iterdir())
+        return 0.0
+    (path,) = sessions
+    with h5py.File(path, "r", swmr=True) as f:
+        assert f.attrs["schema"].startswith("uartlab.session/")
+    loss_s = 0.0
+    with SessionFile(path) as sf:
+        for name in streams:
+            t = sf.host_times(name)
+            newest_s = float(t[-1]) if t.size else appeared_s
+            loss_s = max(loss_s, killed_s - newest_s)
+    return loss_s
+
+
+def kill_many(tmp_path: Path, cmd, core: bool, streams: tuple[str, ...], seed: int) -> None:
+    losses = []
+    for i, after_s in enumerate(moments_s(seed)):
+        folder = tmp_path / f"k{i:02d}"
+        appeared_s, killed_s = kill_at(cmd(folder), folder, after_s, core)
+        losses.append((round(after_s, 3), round(check_left(folder, appeared_s, killed_s, streams), 3)))
+    worst = max(loss for _, loss in losses)
+    assert worst <= FLUSH_INTERVAL_S, f"loss over {FLUSH_INTERVAL_S} s: (kill moment, loss) {losses}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_uartlab_record_killed_at_25_moments_leaves_files_that_open_and_lose_at_most_the_flush_interval(tmp_path):
+    kill_many(tmp_path, lambda folder: [*CLI, "record", "--seconds", "60", "--out", str(folder)], core=False,
+              streams=WATCHED_STREAMS, seed=SEED)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_uartlab_run_killed_at_25_moments_leaves_files_that_open_and_lose_at_most_the_flush_interval(tmp_path):
+    suite = tmp_path / "short.toml"
+    suite.write_text(short_suite_toml(pull_s=4.0), encoding="utf-8")
+
+    def cmd(folder: Path) -> list[str]:
+        return [*CLI, "run", str(suite), "--out", str(folder), "--core", f"ipc://{folder}/core", "--no-live-model"]
+
+    kill_many(tmp_path, cmd, core=True, streams=(*WATCHED_STREAMS, RUNNER_STREAM), seed=SEED + 1)
