@@ -88,6 +88,29 @@ CHUNK_BYTES = 256 * 1024
 MAX_PENDING_BYTES = 256 * 1024 * 1024
 
 
+def trial_group_name(index: int, name: str) -> str:
+    """``0001_free_FDP``: "/" would nest groups (trial "free/FDP" as trials/0001_free/FDP), so it becomes "_"."""
+    return f"{index:04d}_{name.replace('/', '_')}"
+
+
+def write_trial_groups(f: h5py.File, trials: list[dict], streams: list[str]) -> None:
+    """One ``/trials/NNNN_<name>`` group per trial (rows of TRIAL_DTYPE as dicts), with each stream's rows:
+    what a clean close adds (and a repaired copy), as SWMR cannot create groups."""
+    times = {name: f["streams"][name][HOST_TIME][:] for name in streams}
+    for t in trials:
+        g = f["trials"].create_group(trial_group_name(t["index"], t["name"]))
+        g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
+        g.attrs["parameters_json"] = t["parameters_json"]
+        for key, value in json.loads(t["parameters_json"] or "{}").items():
+            if isinstance(value, str | int | float | bool):
+                g.attrs[f"param_{key}"] = value
+        stop = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
+        for name, t_s in times.items():
+            # [start, stop) rows of /streams/<name>: what h5read needs to read just this trial
+            g.attrs[f"{name}_rows"] = np.array([np.searchsorted(t_s, t["start_host_time_s"], "left"),
+                                                np.searchsorted(t_s, stop, "right")], dtype="i8")
+
+
 def remove_stale_partials(folder: str) -> list[str]:
     """Remove the hidden files recorders killed while building them left in ``folder`` (none of them ever
     was a session: nothing had been recorded into it yet); returns their paths, each said in the log."""
@@ -525,20 +548,7 @@ class SessionRecorder:
     def _finish(self) -> None:
         """Reopen without SWMR to write what SWMR forbids: trial groups, stop time and the complete flag."""
         with h5py.File(self.path, "r+", libver=LIBVER) as f:
-            streams = {name: f["streams"][name][HOST_TIME][:] for name in self.specs}
-            for t in self._trials:
-                # "/" would nest groups (a trial "free/FDP" as trials/0001_free/FDP): one group per trial.
-                g = f["trials"].create_group(f"{t['index']:04d}_{t['name'].replace('/', '_')}")
-                g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
-                g.attrs["parameters_json"] = t["parameters_json"]
-                for key, value in json.loads(t["parameters_json"]).items():
-                    if isinstance(value, str | int | float | bool):
-                        g.attrs[f"param_{key}"] = value
-                stop = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
-                for name, times in streams.items():
-                    # [start, stop) rows of /streams/<name>: what h5read needs to read just this trial
-                    g.attrs[f"{name}_rows"] = np.array([np.searchsorted(times, t["start_host_time_s"], "left"),
-                                                        np.searchsorted(times, stop, "right")], dtype="i8")
+            write_trial_groups(f, self._trials, list(self.specs))
             f.attrs["stop_time"] = _now_iso()
             # last, and 1 rather than True (an enum to MATLAB): a crash before this line leaves complete == 0
             f.attrs["complete"] = np.int8(1)
