@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
-from uartlab.app.record.player import _open_hdf5, _text
+from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
 from uartlab.app.record.writer import KNOWN_SCHEMAS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
 from uartlab.streams import HOST_TIME
@@ -69,10 +69,9 @@ def verify(path: str | os.PathLike) -> VerifyReport:
         r = VerifyReport(path, readable=True, schema=_text(f.attrs.get("schema", "")))
         if r.schema not in KNOWN_SCHEMAS:
             r.readable = False
-            known = ", ".join(sorted(KNOWN_SCHEMAS))
-            r.summary = (f"{path}: not a uartlab session file (schema {r.schema!r}; this uartlab reads {known})"
-                         if not r.schema.startswith("uartlab.session/") else
-                         f"{path}: schema {r.schema!r} is not one this uartlab reads ({known}): a newer uartlab wrote it")
+            r.summary = (unknown_schema(path, r.schema) if r.schema.startswith(SCHEMA_PREFIX) else
+                         f"{path}: not a uartlab session file (schema attribute {r.schema!r}, expected "
+                         f"{SCHEMA_PREFIX}N)")
             return r
         r.complete = bool(f.attrs.get("complete", 0))
         r.flush_interval_s = float(f.attrs.get("flush_interval_s", np.nan))

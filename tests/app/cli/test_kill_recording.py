@@ -86,6 +86,10 @@ def _writer_pid(proc: subprocess.Popen, core: bool) -> int | None:
     return None
 
 
+class RigDidNotStart(Exception):
+    pass
+
+
 def kill_at(cmd: list[str], folder: Path, after_s: float, core: bool, timeout_s: float = 120.0) -> tuple[float, float]:
     """Run ``cmd``; ``after_s`` after a file appears in ``folder``, kill -9 the writer, then the rest.
     Returns (appeared, killed) on the monotonic clock."""
@@ -95,7 +99,8 @@ def kill_at(cmd: list[str], folder: Path, after_s: float, core: bool, timeout_s:
     try:
         deadline = time.monotonic() + timeout_s
         while not _appeared(folder):
-            assert proc.poll() is None, f"{cmd} ended before recording: {proc.stderr.read().decode()[-2000:]}"
+            if proc.poll() is not None:   # the twin rig did not come up on a loaded machine: before any file
+                raise RigDidNotStart(proc.stderr.read().decode()[-2000:])
             assert time.monotonic() < deadline, f"no file in {folder} after {timeout_s} s"
             time.sleep(0.001)
         appeared_s = time.monotonic()
@@ -136,8 +141,15 @@ def check_left(folder: Path, appeared_s: float, killed_s: float, streams: tuple[
 def kill_many(tmp_path: Path, cmd, core: bool, streams: tuple[str, ...], seed: int) -> None:
     losses = []
     for i, after_s in enumerate(moments_s(seed)):
-        folder = tmp_path / f"k{i:02d}"
-        appeared_s, killed_s = kill_at(cmd(folder), folder, after_s, core)
+        for attempt in range(3):   # a rig that did not start is the twin's problem, not the recorder's: again
+            folder = tmp_path / f"k{i:02d}_{attempt}"
+            try:
+                appeared_s, killed_s = kill_at(cmd(folder), folder, after_s, core)
+                break
+            except RigDidNotStart as exc:
+                said = str(exc)
+        else:
+            raise AssertionError(f"the rig did not start three times: {said}")
         losses.append((round(after_s, 3), round(check_left(folder, appeared_s, killed_s, streams), 3)))
     worst = max(loss for _, loss in losses)
     assert worst <= FLUSH_INTERVAL_S, f"loss over {FLUSH_INTERVAL_S} s: (kill moment, loss) {losses}"
