@@ -76,14 +76,15 @@ def _copy(src: h5py.File, dst: h5py.File, result: RepairReport) -> None:
         if name not in ("streams", "trials"):
             src.copy(obj, dst, name=name)
     streams = dst.create_group("streams")
-    original = src["streams"] if isinstance(src.get("streams"), h5py.Group) else {}
-    if original:
+    original = src.get("streams")
+    declared: list[str] = []
+    if isinstance(original, h5py.Group):
         streams.attrs.update(dict(original.attrs))
-    for name, g in original.items():
-        if isinstance(g, h5py.Group):
-            src.copy(g, streams, name=name)
-            _cut_to_whole_samples(streams[name], name, float(g.attrs.get("nominal_rate_hz", np.nan)), result)
-    declared = [_text(n) for n in original.attrs.get("declared", [])] if original else []
+        declared = [_text(n) for n in original.attrs.get("declared", [])]
+        for name, g in original.items():
+            if isinstance(g, h5py.Group):
+                src.copy(g, streams, name=name)
+                _cut_to_whole_samples(streams[name], name, float(g.attrs.get("nominal_rate_hz", np.nan)), result)
     result.lost += [f"{n}: the whole stream (not in the file)" for n in declared if n not in streams]
     if "events" not in dst:
         dst.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))

@@ -114,7 +114,7 @@ def write_trial_groups(f: h5py.File, trials: list[dict], streams: list[str]) -> 
 def remove_stale_partials(folder: str) -> list[str]:
     """Remove the hidden files recorders killed while building them left in ``folder`` (none of them ever
     was a session: nothing had been recorded into it yet); returns their paths, each said in the log."""
-    removed = []
+    removed: list[str] = []
     try:
         names = [n for n in os.listdir(folder) if n.startswith(".") and n.endswith(PARTIAL_SUFFIX)]
     except OSError:

@@ -12,6 +12,7 @@ carry their control tick's time but are computed after it, in another process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -22,11 +23,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from conftest import short_suite_toml
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.writer import PARTIAL_SUFFIX
 from uartlab.schema import RUNNER_STREAM, WATCHED_STREAMS
-
-from conftest import short_suite_toml
 
 CLI = [sys.executable, "-m", "uartlab.app.cli"]
 FLUSH_INTERVAL_S = 1.0    # the shipped twin rig's recording.flush_interval_s (app/data/twin_rig.toml)
@@ -62,10 +62,8 @@ def _children(pid: int) -> list[int]:
 
 def _kill(pids: list[int]) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _appeared(folder: Path) -> bool:

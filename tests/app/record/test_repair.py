@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -61,7 +62,7 @@ def _h5dump(path) -> subprocess.CompletedProcess:
 @needs_h5dump
 def test_a_crashed_file_repaired_opens_in_h5dump_and_keeps_everything(crashed, capsys):
     assert _h5dump(crashed).returncode != 0                      # "open for write": refused as it is
-    before = open(crashed, "rb").read()
+    before = Path(crashed).read_bytes()
     assert main(["verify", "--repair", crashed]) == 0
     out = default_out(crashed)
     assert str(out).endswith("crashed.repaired.h5")
@@ -69,7 +70,7 @@ def test_a_crashed_file_repaired_opens_in_h5dump_and_keeps_everything(crashed, c
     assert line == (f"{out}: clean copy of {crashed}: trial 1 'free/FDP': ended by the crash (no stop time; "
                     "its rows run to the end of the data)")
     assert _h5dump(out).returncode == 0
-    assert open(crashed, "rb").read() == before                  # the original untouched
+    assert Path(crashed).read_bytes() == before                  # the original untouched
     with h5py.File(out, "r") as f:                               # no swmr=True needed
         assert f.attrs["complete"] == 0 and f.attrs["repaired_from"] == os.path.abspath(crashed)
         assert f["trials/0001_free_FDP"].attrs["daq_rows"].tolist() == [10, 300]
