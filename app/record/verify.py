@@ -47,7 +47,7 @@ class VerifyReport:
     n_trials: int = 0
     problems: list[str] = field(default_factory=list)
     summary: str = ""
-    flush_interval_s: float = np.nan
+    flush_interval_s: float | None = None   # the recorder's, from the file's attribute
 
     @property
     def exit_code(self) -> int:
@@ -74,7 +74,8 @@ def verify(path: str | os.PathLike) -> VerifyReport:
                          f"{SCHEMA_PREFIX}N)")
             return r
         r.complete = bool(f.attrs.get("complete", 0))
-        r.flush_interval_s = float(f.attrs.get("flush_interval_s", np.nan))
+        interval = f.attrs.get("flush_interval_s")
+        r.flush_interval_s = float(interval) if interval is not None else None
         try:
             _check_streams(f, r)
             span = _span_s(r)
@@ -165,7 +166,7 @@ def _check_trials(f: h5py.File, r: VerifyReport, span: tuple[float, float]) -> N
     event_times = f["events"][HOST_TIME] if "events" in f and r.n_events else np.empty(0)
     # The session's span: its samples and events. A trial row is flushed with the samples of its flush, so a
     # crashed file's last trial may start up to one flush interval after its last sample.
-    slack_s = r.flush_interval_s if np.isfinite(r.flush_interval_s) else 1.0
+    slack_s = r.flush_interval_s if r.flush_interval_s is not None and np.isfinite(r.flush_interval_s) else 1.0
     lo = np.nanmin([span[0], *event_times]) - slack_s if np.isfinite(span[0]) or len(event_times) else -np.inf
     hi = np.nanmax([span[1], *event_times]) + slack_s if np.isfinite(span[1]) or len(event_times) else np.inf
     for i, row in enumerate(rows):
