@@ -33,7 +33,8 @@ class RepairReport:
 
     @property
     def summary(self) -> str:
-        said = "; ".join(self.lost) if self.lost else "nothing lost: every sample, event and trial is in the copy"
+        said = "; ".join(self.lost) if self.lost else ("every sample, event and trial the file holds is in the copy "
+                                                         "(what came after its last flush was never on disk)")
         return f"{self.out}: clean copy of {self.source}: {said}"
 
 

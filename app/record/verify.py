@@ -47,6 +47,7 @@ class VerifyReport:
     n_trials: int = 0
     problems: list[str] = field(default_factory=list)
     summary: str = ""
+    repaired_from: str = ""                 # a copy `verify --repair` wrote: the file it was made from
     flush_interval_s: float | None = None   # the recorder's, from the file's attribute
 
     @property
@@ -74,6 +75,7 @@ def verify(path: str | os.PathLike) -> VerifyReport:
                          f"{SCHEMA_PREFIX}N)")
             return r
         r.complete = bool(f.attrs.get("complete", 0))
+        r.repaired_from = _text(f.attrs.get("repaired_from", ""))
         interval = f.attrs.get("flush_interval_s")
         r.flush_interval_s = float(interval) if interval is not None else None
         try:
@@ -206,6 +208,9 @@ def _summary(r: VerifyReport) -> str:
                            for s in r.streams) or "no streams"
     if r.complete:
         head = "clean close" + (f", {len(r.problems)} problem(s)" if r.problems else "")
+    elif r.repaired_from:
+        head = (f"repaired copy of {r.repaired_from} (every HDF5 reader opens it as it is); that recording was not "
+                "closed cleanly: samples up to its last flush are here")
     else:
         head = ("not closed cleanly (the recorder was killed, crashed or stopped on an error such as a full disk): "
                 "samples up to the last flush are kept")
@@ -213,7 +218,7 @@ def _summary(r: VerifyReport) -> str:
              f"  events: {r.n_events}" + (f", last event {r.last_event}" if r.last_event else ""),
              f"  trials: {r.n_trials}"]
     lines += [f"  problem: {p}" for p in r.problems]
-    if not r.complete:
+    if not r.complete and not r.repaired_from:
         lines.append("  uartlab and h5py (swmr=True) read it as it is; for MATLAB or h5dump: "
                      "uartlab verify --repair FILE writes a clean copy")
     return "\n".join(lines)

@@ -79,6 +79,21 @@ def test_a_crashed_file_repaired_opens_in_h5dump_and_keeps_everything(crashed, c
         assert [e.kind for e in sf.events()] == [EventKind.TRIP]
     report = verify(out)
     assert report.exit_code == EXIT_INCOMPLETE and report.problems == [], report.problems   # not a clean close
+    assert report.summary.splitlines()[0] == (f"{out}: repaired copy of {os.path.abspath(crashed)} (every HDF5 "
+                                              "reader opens it as it is); that recording was not closed cleanly: "
+                                              "samples up to its last flush are here")
+    assert "--repair" not in report.summary
+
+
+def test_a_file_with_nothing_to_drop_says_so(tmp_path, capsys):
+    path = tmp_path / "s.h5"
+    rec = _record(str(path))
+    rec.end_trial("settled", host_time_s=1.5)
+    rec.close()
+    assert main(["verify", "--repair", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == (f"{default_out(path)}: clean copy of {path}: every sample, event and "
+                                               "trial the file holds is in the copy (what came after its last flush "
+                                               "was never on disk)")
 
 
 @needs_h5dump
