@@ -188,6 +188,7 @@ class SessionRecorder:
         self._events_flushed = 0
         self._ds: dict[str, dict[str, h5py.Dataset]] = {}
         self._wake = threading.Event()
+        self._first_written = threading.Event()   # the first samples are flushed at once, not at the next tick
         self._stop = threading.Event()
         self._error: RecordingError | None = None
         self._thread: threading.Thread | None = None
@@ -297,6 +298,9 @@ class SessionRecorder:
                 return
             self._pending[record.stream].append(copy)
             self._pending_bytes += n_bytes
+        if not self._first_written.is_set():
+            self._first_written.set()
+            self._wake.set()
 
     def event(self, event: Event) -> None:
         self._check()
@@ -354,13 +358,18 @@ class SessionRecorder:
         # for the flush itself, so a kill loses at most flush_interval_s.
         period_s = self.flush_interval_s / 2
         next_s = time.monotonic() + period_s
+        first = True   # the first samples go to disk as they come: the file's first moments are not left to a tick
         while not self._stop.is_set():
             self._wake.wait(max(0.0, next_s - time.monotonic()))
             self._wake.clear()
             now = time.monotonic()
-            if now < next_s and not self._stop.is_set():
+            if first and self._first_written.is_set() and now < next_s:
+                first = False   # off the schedule, which goes on as it was
+            elif now < next_s and not self._stop.is_set():
                 continue  # woken early by a trial change: handled at the next tick, well within the interval
-            next_s = max(next_s + period_s, now)   # behind by more than a period: flush again at once
+            else:
+                first = first and not self._first_written.is_set()
+                next_s = max(next_s + period_s, now)   # behind by more than a period: flush again at once
             with self._flush_lock:
                 self._drain()
             if self._error is not None:

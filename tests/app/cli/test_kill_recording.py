@@ -5,7 +5,8 @@ The moments are counted from when a file (the hidden one being built, or the ses
 in the output folder, so several fall in the session's first second (where a file used to be left that
 nothing opened), the rest later on; the killed process is the one writing the file (`record` itself, or the
 rig core `run` started for itself), then every other process of the command. Loss is the kill time minus the
-newest `host_time_s` on disk of each device stream, both on the host's monotonic clock; a device stream with
+newest `host_time_s` on disk of each device stream (the DAQ's: `read_host_time_s`, when its block was read),
+both on the host's monotonic clock; a device stream with
 nothing on disk counts from the file's appearance (the devices stream from before it). `runner` counts once it
 has rows on disk (a run's loop starts ticking after its pre-flight). `model` rows are not counted: they carry
 their control tick's time but are computed after it, in another process.
@@ -27,7 +28,7 @@ import pytest
 from conftest import short_suite_toml
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.writer import PARTIAL_SUFFIX
-from uartlab.schema import RUNNER_STREAM, WATCHED_STREAMS
+from uartlab.schema import DAQ, RUNNER_STREAM, WATCHED_STREAMS
 
 CLI = [sys.executable, "-m", "uartlab.app.cli"]
 FLUSH_INTERVAL_S = 1.0    # the shipped twin rig's recording.flush_interval_s (app/data/twin_rig.toml)
@@ -133,9 +134,11 @@ def check_left(folder: Path, appeared_s: float, killed_s: float, streams: tuple[
     loss_s = {}
     with SessionFile(path) as sf:
         for name in (*streams, *once_begun):
-            t = sf.host_times(name)
+            # A DAQ sample's host time is its place on the sample clock; the recorder had it once its block was
+            # read (a busy machine reads blocks late, and a kill then takes unread samples with the device).
+            t = sf.read(name).data[DAQ.read_host_time_s] if name == DAQ.stream else sf.host_times(name)
             if t.size or name in streams:
-                loss_s[name] = round(killed_s - (float(t[-1]) if t.size else appeared_s), 3)
+                loss_s[name] = round(killed_s - (float(np.max(t)) if t.size else appeared_s), 3)
     return loss_s
 
 
