@@ -6,9 +6,10 @@ in the output folder, so several fall in the session's first second (where a fil
 nothing opened), the rest later on; the killed process is the one writing the file (`record` itself, or the
 rig core `run` started for itself), then every other process of the command. Loss is the kill time minus the
 newest `host_time_s` on disk of each device stream (the DAQ's: `read_host_time_s`, when its block was read),
-both on the host's monotonic clock; a device stream with
-nothing on disk counts from the file's appearance (the devices stream from before it). `runner` counts once it
-has rows on disk (a run's loop starts ticking after its pre-flight). `model` rows are not counted: they carry
+both on the host's monotonic clock; a stream counts from its first row on disk (a device's first samples
+may come after the file when the rig has just started), and a device stream still empty two flush intervals
+after the file appeared counts from the appearance. `runner` counts once it has rows on disk (a run's loop
+starts ticking after its pre-flight). `model` rows are not counted: they carry
 their control tick's time but are computed after it, in another process.
 """
 
@@ -37,6 +38,10 @@ MOMENTS = 25              # per command
 IN_FIRST_SECOND = 8       # of them within the session's first second
 LATER_S = (1.0, 4.0)      # the others, uniformly in this span after the file appeared
 SEED = 18
+# A device stream with no row on disk counts from the file's appearance after this long: `record` makes its
+# file right after its rig starts, when a device's first samples (the joints' first IK solution) may still
+# be coming; later, an empty stream is a recorder that wrote nothing.
+STARTING_S = 2 * FLUSH_INTERVAL_S
 
 
 def moments_s(seed: int) -> list[float]:
@@ -137,7 +142,7 @@ def check_left(folder: Path, appeared_s: float, killed_s: float, streams: tuple[
             # A DAQ sample's host time is its place on the sample clock; the recorder had it once its block was
             # read (a busy machine reads blocks late, and a kill then takes unread samples with the device).
             t = sf.read(name).data[DAQ.read_host_time_s] if name == DAQ.stream else sf.host_times(name)
-            if t.size or name in streams:
+            if t.size or (name in streams and killed_s - appeared_s > STARTING_S):
                 loss_s[name] = round(killed_s - (float(np.max(t)) if t.size else appeared_s), 3)
     return loss_s
 
