@@ -2,15 +2,15 @@
 session file left opens (uartlab's SessionFile, h5py with swmr=True) and lost at most the flush interval.
 
 The moments are counted from when a file (the hidden one being built, or the session file) first appears
-in the output folder, so several fall in the session's first second (where a file used to be left that
-nothing opened), the rest later on; the killed process is the one writing the file (`record` itself, or the
+in the output folder, so several fall in the session's first second (while the file is built, before SWMR is
+on, and its first flushes), the rest later on; the killed process is the one writing the file (`record` itself, or the
 rig core `run` started for itself), then every other process of the command. Loss is the kill time minus the
 newest `host_time_s` on disk of each device stream (the DAQ's: `read_host_time_s`, when its block was read),
 both on the host's monotonic clock; a stream counts from its first row on disk (a device's first samples
 may come after the file when the rig has just started), and a device stream still empty two flush intervals
 after the file appeared counts from the appearance. `runner` counts once it has rows on disk (a run's loop
-starts ticking after its pre-flight). `model` rows are not counted: they carry
-their control tick's time but are computed after it, in another process.
+starts ticking after its pre-flight). `model` rows are not counted: they carry their control tick's time but
+are computed after it, in another process.
 """
 
 from __future__ import annotations
