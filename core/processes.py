@@ -1,7 +1,8 @@
-"""The one way a parent ends a child process it started (a twin, the rig core, the live model, a bench's
-drawing window): ask, wait, then insist, and always reap.
+"""Processes: the one way a parent ends a child process it started (a twin, the rig core, the live model, a
+bench's drawing window): ask, wait, then insist, and always reap; and how much memory this one holds.
 
     end_process(child, timeout_s=5.0)   # SIGTERM; SIGKILL if it is still there after timeout_s; waited for
+    rss_mb()                            # resident set size of this process now, MB
 
 SIGTERM first because every uartlab process turns it into an orderly stop (torque off or hold, files
 closed); SIGKILL only for one that hangs, so no child outlives its parent as a zombie or an orphan.
@@ -9,6 +10,8 @@ closed); SIGKILL only for one that hangs, so no child outlives its parent as a z
 
 from __future__ import annotations
 
+import os
+import resource
 import signal
 import subprocess
 
@@ -27,3 +30,12 @@ def end_process(child: subprocess.Popen, timeout_s: float, *, wait_first_s: floa
             pass
     child.kill()
     return child.wait()
+
+
+def rss_mb() -> float:
+    """Resident set size of this process now (Linux /proc; elsewhere the peak from getrusage)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3

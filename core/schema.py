@@ -2,7 +2,10 @@
 
 Streams: ``actuators`` ``daq`` ``mocap`` (the rig, app/rig/rig.py), ``joints`` (mocap IK, app/rig/joint_stream.py),
 ``runner`` (one row per control tick, app/run/engine.py), ``model`` (the live model, app/run/live_model.py), and the
-``events`` pseudo-stream (its kinds: ``EventKind``). Producers build their records from these declarations
+``events`` pseudo-stream (its kinds: ``EventKind``). Each field names what its columns are (``labels``: tendons,
+joints, axes, markers), one unit (or one per column, ``column_units``: the wrench) and, for integer codes and
+flags, what each value means (``codes``); the recorder writes them as attributes beside the data.
+Producers build their records from these declarations
 (``daq_spec(rate)`` ...); consumers name fields through them: ``DAQ.tendon_force_N`` is the string
 ``"tendon_force_N"`` and a misspelt name is an AttributeError, ``DAQ.ref("wrench")`` is ``"daq.wrench"``.
 tests/core/test_schema.py fails when any module names a field by string literal that no declaration has.
@@ -74,6 +77,13 @@ class EventKind(StrEnum):
 
 SIX = (len(TENDONS),)
 FOUR = (len(JOINTS),)
+XYZ = ("x", "y", "z")
+WRENCH_COLUMNS = ("Fx", "Fy", "Fz", "Tx", "Ty", "Tz")
+WRENCH_UNITS = ("N", "N", "N", "N*m", "N*m", "N*m")   # ASCII: h5dump prints UTF-8 as octal escapes
+WRENCH_UNITS_TEXT = "N (Fx Fy Fz), N*m (Tx Ty Tz)"   # its units attribute; column_units has one per column
+NANO17_GAUGES = ("SG0", "SG1", "SG2", "SG3", "SG4", "SG5")   # ATI's gauge names, in the .cal file's order
+DIMENSIONLESS = "1"   # the units of counts, indices, flags and codes (UDUNITS' and CF's word for none)
+BOOL_CODES = ("false", "true")   # a flag is stored as uint8 0/1 (MATLAB reads an HDF5 bool as 'FALSE'/'TRUE' text)
 JOINT_SPEED_WINDOW_S = 0.25  # est.: long enough to average IK noise, short against a 4 s pull (joints.speed_rad_s)
 
 
@@ -82,9 +92,47 @@ class FieldSpec:
     name: str
     dtype: str                      # numpy dtype string: "f8", "i8", "u1", "?" ...
     shape: tuple[int, ...] = ()     # per-sample shape, e.g. (6,) for six tendons
-    units: str = ""                 # "N", "m", "rad", "V", "s", "" for counts and flags
+    units: str = DIMENSIONLESS      # "N", "m", "rad", "V", "s"; "1" for counts, indices, flags and codes
     description: str = ""
     frame: str = ""                 # the coordinate frame of a vector/angle field; "" when it has none
+    labels: tuple[tuple[str, ...], ...] = ()  # one name per element of each sample axis: ((FDP ... LUM),)
+    column_units: tuple[str, ...] = ()        # a unit per element of the last axis, where they differ (wrench)
+    codes: tuple[str, ...] = ()     # an integer code's meaning: codes[value] (phase, flags); () when not coded
+
+    def __post_init__(self):
+        # tuples whatever came in (a descriptor off the wire arrives as JSON lists)
+        object.__setattr__(self, "shape", tuple(int(n) for n in self.shape))
+        object.__setattr__(self, "labels", tuple(tuple(str(x) for x in axis) for axis in self.labels))
+        object.__setattr__(self, "column_units", tuple(str(u) for u in self.column_units))
+        object.__setattr__(self, "codes", tuple(str(c) for c in self.codes))
+        if self.dtype == "?" and not self.codes:
+            object.__setattr__(self, "codes", BOOL_CODES)
+        if self.labels and tuple(len(axis) for axis in self.labels) != self.shape:
+            raise ValueError(f"field {self.name}: labels {self.labels} do not match its shape {self.shape}")
+        if self.column_units and (not self.shape or len(self.column_units) != self.shape[-1]):
+            raise ValueError(f"field {self.name}: column_units {self.column_units} do not match its shape {self.shape}")
+
+    @property
+    def stored_dtype(self) -> str:
+        """The dtype in the session file: a flag as uint8 0/1 (its codes say so), everything else as declared."""
+        return "u1" if self.dtype == "?" else self.dtype
+
+    def columns(self) -> tuple[str, ...]:
+        """The name of every value of one sample, in C order: ``("FDP", ... "LUM")``, ``("m1.x", "m1.y", ...)``;
+        positions ("0", "1" ...) where the axes are not labelled, () for a scalar."""
+        if not self.shape:
+            return ()
+        axes = self.labels or tuple(tuple(str(i) for i in range(n)) for n in self.shape)
+        names: list[str] = [""]
+        for axis in axes:
+            names = [f"{head}.{x}" if head else x for head in names for x in axis]
+        return tuple(names)
+
+    def units_of_columns(self) -> tuple[str, ...]:
+        """The unit of every value of ``columns()``."""
+        if not self.column_units:
+            return (self.units,) * len(self.columns())
+        return tuple(self.column_units) * (len(self.columns()) // len(self.column_units))
 
 
 @dataclass(frozen=True)
@@ -115,47 +163,55 @@ class StreamSpec:
 
 def actuators_spec(rate_hz: float) -> StreamSpec:
     return StreamSpec("actuators", "MX-64 bus", (
-        FieldSpec("excursion_m", "f8", SIX, "m", "tendon excursion from each SEA's zero, + = reeled in"),
-        FieldSpec("velocity_m_per_s", "f8", SIX, "m/s", "tendon velocity"),
-        FieldSpec("current_A", "f8", SIX, "A", "motor current, + = pulling the tendon in"),
-        FieldSpec("moving", "?", SIX, "", "the servo's Moving flag"),
-        FieldSpec("hardware_error", "i8", SIX, "", "Hardware Error Status byte"),
-        FieldSpec("device_tick_ms", "i8", SIX, "ms", "Realtime Tick of each servo (wraps at 32768); -1: none"),
+        FieldSpec("excursion_m", "f8", SIX, "m", "tendon excursion from each SEA's zero, + = reeled in",
+                  labels=(TENDONS,)),
+        FieldSpec("velocity_m_per_s", "f8", SIX, "m/s", "tendon velocity", labels=(TENDONS,)),
+        FieldSpec("current_A", "f8", SIX, "A", "motor current, + = pulling the tendon in", labels=(TENDONS,)),
+        FieldSpec("moving", "?", SIX, DIMENSIONLESS, "the servo's Moving flag (1 = moving)", labels=(TENDONS,)),
+        FieldSpec("hardware_error", "i8", SIX, DIMENSIONLESS, "Hardware Error Status byte (bit flags; 0 = none)",
+                  labels=(TENDONS,)),
+        FieldSpec("device_tick_ms", "i8", SIX, "ms", "Realtime Tick of each servo (wraps at 32768); -1: none",
+                  labels=(TENDONS,)),
     ), rate_hz, "device_tick_ms")
 
 
 def daq_spec(rate_hz: float) -> StreamSpec:
+    # Volts and what is derived from them in float32: the ADC has 16 bits, float32 keeps 24 (0.6 uV at 10 V
+    # against a 320 uV step), and the stream is nine tenths of a session's bytes.
     return StreamSpec("daq", "USB-6210", (
-        FieldSpec("sample_index", "i8", (), "", "sample-clock index since the task started"),
+        FieldSpec("sample_index", "i8", (), DIMENSIONLESS, "sample-clock index since the task started"),
         FieldSpec("read_host_time_s", "f8", (), "s", "host time the sample's block was read (raw, for re-fits)"),
-        FieldSpec("pot_V", "f8", SIX, "V", "SEA pot wipers, tendon order"),
-        FieldSpec("reference_V", "f8", (), "V", "the pots' +5 V reference; NaN if not wired"),
-        FieldSpec("gauge_V", "f8", (6,), "V", "Nano17 gauges; NaN if not wired"),
-        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension from the pots (SeaCalibration)"),
-        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] since the last tare",
-                  FRAME_NANO17),
+        FieldSpec("pot_V", "f4", SIX, "V", "SEA pot wipers, tendon order", labels=(TENDONS,)),
+        FieldSpec("reference_V", "f4", (), "V", "the pots' +5 V reference; NaN if not wired"),
+        FieldSpec("gauge_V", "f4", (6,), "V", "Nano17 gauges; NaN if not wired", labels=(NANO17_GAUGES,)),
+        FieldSpec("tendon_force_N", "f4", SIX, "N", "SEA tension from the pots (SeaCalibration)", labels=(TENDONS,)),
+        FieldSpec("wrench", "f4", (6,), WRENCH_UNITS_TEXT, "Nano17 [Fx Fy Fz Tx Ty Tz] since the last tare",
+                  FRAME_NANO17, labels=(WRENCH_COLUMNS,), column_units=WRENCH_UNITS),
     ), rate_hz, "sample_index")
 
 
 def mocap_spec(marker_names: list[str], rate_hz: float | None) -> StreamSpec:
+    # Markers in float32: what Motive sends (NatNet), so nothing is lost.
     return StreamSpec("mocap", "OptiTrack", (
-        FieldSpec("frame_number", "i8", (), "", "Motive frame number"),
+        FieldSpec("frame_number", "i8", (), DIMENSIONLESS, "Motive frame number"),
         FieldSpec("motive_time_s", "f8", (), "s", "Motive's frame timestamp (s since Motive started)"),
-        FieldSpec("mid_exposure_ticks", "i8", (), "", "camera mid-exposure, Motive's HR clock; -1: none"),
-        FieldSpec("markers_m", "f8", (len(marker_names), 3), "m",
-                  "labelled markers in order " + " ".join(marker_names) + "; NaN when occluded", FRAME_MOTIVE),
+        FieldSpec("mid_exposure_ticks", "i8", (), DIMENSIONLESS, "camera mid-exposure, Motive's HR clock; -1: none"),
+        FieldSpec("markers_m", "f4", (len(marker_names), 3), "m",
+                  "labelled markers in order " + " ".join(marker_names) + "; NaN when occluded", FRAME_MOTIVE,
+                  labels=(tuple(marker_names), XYZ)),
     ), rate_hz, "motive_time_s")
 
 
 def joints_spec(rate_hz: float | None) -> StreamSpec:
     return StreamSpec("joints", "mocap IK", (
-        FieldSpec("frame_number", "i8", (), "", "the Motive frame these angles were solved from"),
+        FieldSpec("frame_number", "i8", (), DIMENSIONLESS, "the Motive frame these angles were solved from"),
         FieldSpec("angles_rad", "f8", FOUR, "rad", "joint angles " + " ".join(JOINTS) + ", anatomical (+ flexion)",
-                  FRAME_ANATOMICAL),
-        FieldSpec("speed_rad_s", "f8", FOUR, "rad/s", "least-squares slope of the angles over the last "
-                                                       f"{JOINT_SPEED_WINDOW_S:g} s", FRAME_ANATOMICAL),
+                  FRAME_ANATOMICAL, labels=(JOINTS,)),
+        FieldSpec("speed_rad_s", "f8", FOUR, "rad/s",
+                  f"least-squares slope of the angles over the last {JOINT_SPEED_WINDOW_S:g} s", FRAME_ANATOMICAL,
+                  labels=(JOINTS,)),
         FieldSpec("rms_residual_m", "f8", (), "m", "RMS marker residual of the IK fit"),
-        FieldSpec("well_posed", "?", (), "", "every moving bone had enough markers"),
+        FieldSpec("well_posed", "?", (), DIMENSIONLESS, "every moving bone had enough markers (1 = yes)"),
     ), rate_hz, "frame_number")
 
 
@@ -213,20 +269,24 @@ def outcome_of(text: str) -> Outcome | None:
 
 def _runner_fields(phase_names: tuple[str, ...]) -> tuple[FieldSpec, ...]:
     return (
-        FieldSpec("phase", "i8", (), "", "runner phase: " + " ".join(f"{i}={p}" for i, p in enumerate(phase_names))),
-        FieldSpec("trial_index", "i8", (), "", "0-based index into the run's trial plan; -1 outside trials"),
-        FieldSpec("command_m", "f8", SIX, "m", "excursion commanded this tick (NaN: none sent, or torque off)"),
-        FieldSpec("excursion_m", "f8", SIX, "m", "measured excursion the tick saw"),
-        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension the tick saw (10 ms mean)"),
-        FieldSpec("joint_angles_rad", "f8", FOUR, "rad", "newest IK joint angles the tick saw", FRAME_ANATOMICAL),
-        FieldSpec("joint_speed_deg_s", "f8", FOUR, "deg/s", "settle-rule speed: slope over the suite's window_s",
-                  FRAME_ANATOMICAL),
-        FieldSpec("wrench", "f8", (6,), "N, N·m", "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)",
-                  FRAME_NANO17),
+        FieldSpec("phase", "i8", (), DIMENSIONLESS, "runner phase (enum_names[phase])", codes=phase_names),
+        FieldSpec("trial_index", "i8", (), DIMENSIONLESS, "0-based index into the run's trial plan; -1 outside trials"),
+        FieldSpec("command_m", "f8", SIX, "m", "excursion commanded this tick (NaN: none sent, or torque off)",
+                  labels=(TENDONS,)),
+        FieldSpec("excursion_m", "f8", SIX, "m", "measured excursion the tick saw", labels=(TENDONS,)),
+        FieldSpec("tendon_force_N", "f8", SIX, "N", "SEA tension the tick saw (10 ms mean)", labels=(TENDONS,)),
+        FieldSpec("joint_angles_rad", "f8", FOUR, "rad", "newest IK joint angles the tick saw", FRAME_ANATOMICAL,
+                  labels=(JOINTS,)),
+        FieldSpec("joint_speed_rad_s", "f8", FOUR, "rad/s", "settle-rule speed: slope over the suite's window_s",
+                  FRAME_ANATOMICAL, labels=(JOINTS,)),
+        FieldSpec("wrench", "f8", (6,), WRENCH_UNITS_TEXT, "Nano17 [Fx Fy Fz Tx Ty Tz] the tick saw (10 ms mean)",
+                  FRAME_NANO17, labels=(WRENCH_COLUMNS,), column_units=WRENCH_UNITS),
         FieldSpec("fingertip_force_N", "f8", (), "N", "|F| of the Nano17"),
-        FieldSpec("hardware_error", "i8", SIX, "", "MX-64 Hardware Error Status bytes the tick saw"),
+        FieldSpec("hardware_error", "i8", SIX, DIMENSIONLESS, "MX-64 Hardware Error Status bytes the tick saw",
+                  labels=(TENDONS,)),
         FieldSpec("stream_age_s", "f8", (len(WATCHED_STREAMS),), "s",
-                  "age of the newest sample of " + " ".join(WATCHED_STREAMS) + " at the tick (inf: none yet)"),
+                  "age of the newest sample of " + " ".join(WATCHED_STREAMS) + " at the tick (inf: none yet)",
+                  labels=(WATCHED_STREAMS,)),
     )
 
 
@@ -235,20 +295,24 @@ def runner_spec(rate_hz: float | None = DEFAULT_CONTROL_RATE_HZ) -> StreamSpec:
 
 
 MODEL_FIELDS = (
-    FieldSpec("phase", "i8", (), "", "runner phase of the tick (index into protocols.runner.Phase)"),
-    FieldSpec("trial_index", "i8", (), "", "runner trial index the prediction belongs to"),
+    FieldSpec("phase", "i8", (), DIMENSIONLESS, "runner phase of the tick (enum_names[phase])", codes=PHASES),
+    FieldSpec("trial_index", "i8", (), DIMENSIONLESS, "runner trial index the prediction belongs to"),
     FieldSpec("joint_angles_rad", "f8", FOUR, "rad", "predicted joint angles MCP_AB MCP_FE PIP DIP (+ flexion)",
-              FRAME_ANATOMICAL),
-    FieldSpec("tendon_force_N", "f8", SIX, "N", "predicted input tendon tensions FDP FDS ED DI PI LUM"),
+              FRAME_ANATOMICAL, labels=(JOINTS,)),
+    FieldSpec("tendon_force_N", "f8", SIX, "N", "predicted input tendon tensions FDP FDS ED DI PI LUM",
+              labels=(TENDONS,)),
     FieldSpec("fingertip_force_N", "f8", (3,), "N", "predicted contact force on the fingertip, world X Y Z",
-              FRAME_WORLD),
+              FRAME_WORLD, labels=(XYZ,)),
     FieldSpec("measured_fingertip_force_N", "f8", (3,), "N",
-              "measured force on the fingertip, world X Y Z (Nano17 force through the surface frame)", FRAME_WORLD),
-    FieldSpec("residual_joint_angles_rad", "f8", FOUR, "rad", "measured - model joint angles", FRAME_ANATOMICAL),
-    FieldSpec("residual_tendon_force_N", "f8", SIX, "N", "measured - model input tendon tensions"),
-    FieldSpec("residual_fingertip_force_N", "f8", (3,), "N", "measured - model fingertip force", FRAME_WORLD),
+              "measured force on the fingertip, world X Y Z (Nano17 force through the surface frame)", FRAME_WORLD,
+              labels=(XYZ,)),
+    FieldSpec("residual_joint_angles_rad", "f8", FOUR, "rad", "measured - model joint angles", FRAME_ANATOMICAL,
+              labels=(JOINTS,)),
+    FieldSpec("residual_tendon_force_N", "f8", SIX, "N", "measured - model input tendon tensions", labels=(TENDONS,)),
+    FieldSpec("residual_fingertip_force_N", "f8", (3,), "N", "measured - model fingertip force", FRAME_WORLD,
+              labels=(XYZ,)),
     FieldSpec("lag_s", "f8", (), "s", "how far this tick is behind the newest tick the model had received"),
-    FieldSpec("ticks_merged", "i8", (), "", "control ticks this step covers: 1, more when catching up"),
+    FieldSpec("ticks_merged", "i8", (), DIMENSIONLESS, "control ticks this step covers: 1, more when catching up"),
     FieldSpec("step_s", "f8", (), "s", "wall time the model took for this tick"),
 )
 

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 AI_CHANNELS = 16                  # USB-6210: ai0-ai15 single-ended (device notes section 4)
 MAX_AGGREGATE_RATE_HZ = 250e3     # one multiplexed ADC for all channels (NI 6210 spec sheet)
+ADC_BITS = 16                     # its resolution (NI 6210 spec sheet): a reading is one of 65 536 levels
 MIN_GAUGE_RATE_HZ = 1000.0        # the Nano17 contact transients need >= 1 kHz per gauge
 RANGE_V = 10.0                    # gauges: the ATI box outputs +-10 V; pots: the USB +5 V rail may exceed
                                   # the +-5 V range's 5 % headroom, so +-10 V for them too

@@ -23,8 +23,13 @@ def add_parser(sub) -> None:
     bench_bus.add_argument("--protocol", type=float, choices=(1.0, 2.0), default=2.0)
     bench_bus.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_bus.set_defaults(run=_bench("uartlab.app.bench.bus", needs="rig"))
-    bench_record = bench_sub.add_parser("record", help="recorder ingest at the rig's full rates: CPU share, headroom")
-    bench_record.add_argument("--seconds", type=positive_float, default=120.0, help="how long to sustain the load")
+    bench_record = bench_sub.add_parser(
+        "record", help="recorder ingest at the rig's full rates: CPU share, headroom, bytes per hour, compressed "
+                       "beside uncompressed; --soak: resident memory over a long recording")
+    bench_record.add_argument("--seconds", type=positive_float,
+                              help="how long to sustain the load (default 120 s; 3600 s with --soak)")
+    bench_record.add_argument("--soak", action="store_true",
+                              help="record the load alone and sample the resident memory (goal: flat)")
     bench_record.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_record.add_argument("--dir", help="where to write the benchmark's file (default: the temp folder)")
     bench_record.set_defaults(run=_bench("uartlab.app.bench.record"))

@@ -29,8 +29,8 @@ from uartlab.errors import (
 # after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
 # nothing heavy at module level - no numpy, numba, scipy, h5py, Qt, gRPC - and a command's own modules load
 # when it runs (tests/app/cli/test_cli_startup.py checks; `uartlab bench cli` measures).
-COMMAND_MODULES = ("doctor", "calibrate", "sim", "twin", "rig", "record", "run", "estop", "gui", "verify", "replay",
-                   "compare", "bench")
+COMMAND_MODULES = ("doctor", "calibrate", "sim", "twin", "rig", "record", "run", "estop", "gui", "verify", "export",
+                   "replay", "compare", "bench")
 
 
 class _Parser(argparse.ArgumentParser):

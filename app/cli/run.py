@@ -19,6 +19,8 @@ after an E-stop from the keyboard.
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -110,7 +112,7 @@ def main(args: argparse.Namespace) -> int:
     request = {"suite": args.suite, "trials": args.trials, "repeats": args.repeats, "operator": args.operator,
                "notes": args.notes, "folder": str(folder.resolve()) if folder else None,
                "safe_action": args.safe_action, "live_model": live_model,
-               "title": f"uartlab {getattr(args, 'command', 'run')}"}
+               "title": f"uartlab {getattr(args, 'command', 'run')}", "command_line": shlex.join(sys.argv)}
     if suite.text and args.suite not in BUILTIN_SUITES:   # a file: the core gets its text, named as given
         request["suite_text"] = suite.text
     if getattr(args, "params", None) and live_model:  # a whole parameter set, used as given

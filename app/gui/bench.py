@@ -23,11 +23,11 @@ import gc
 import json
 import math
 import os
-import resource
 import threading
 import time
 
 import numpy as np
+from uartlab.processes import rss_mb
 
 GOAL_FPS = 60.0
 BLOCK_S = 0.005          # the DAQ thread's block length on the twin and the real driver
@@ -76,15 +76,6 @@ class Synth:
         if key not in self.cache:
             self.cache[key] = self._values(name, t - t0)
         return Record(name, t, self.cache[key])
-
-
-def rss_mb() -> float:
-    """Resident set size now (Linux /proc; elsewhere the peak from getrusage)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
-    except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
 
 def _marked_event(hub, k: int) -> None:

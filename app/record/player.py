@@ -63,9 +63,19 @@ class SessionFile:
         fields = []
         for fname in order:
             d = g[fname]
-            fields.append(FieldSpec(fname, str(d.attrs.get("dtype", d.dtype.str)), tuple(d.shape[1:]),
-                                    str(d.attrs.get("units", "")), str(d.attrs.get("description", "")),
-                                    str(d.attrs.get("frame", ""))))  # older files have no frame: ""
+            a = d.attrs
+            shape = tuple(d.shape[1:])
+            # uartlab.session/1 files have no frame, labels or codes: "" and (); their flags are HDF5 bools
+            labels = tuple(tuple(_texts(a[f"labels_axis{k}"])) for k in range(1, len(shape) + 1)
+                           if f"labels_axis{k}" in a) or \
+                ((tuple(_texts(a["columns"])),) if len(shape) == 1 and "columns" in a else ())
+            if len(shape) == 1 and labels == (tuple(str(i) for i in range(shape[0])),):
+                labels = ()   # an unlabelled field's positions, not names it was declared with
+            fields.append(FieldSpec(fname, str(a.get("dtype", d.dtype.str)), shape, str(a.get("units", "")),
+                                    str(a.get("description", "")), str(a.get("frame", "")),
+                                    labels if len(labels) == len(shape) else (),
+                                    tuple(_texts(a.get("column_units", []))),
+                                    tuple(_texts(a.get("enum_names", [])))))
         rate = float(g.attrs.get("nominal_rate_hz", np.nan))
         return StreamSpec(name, str(g.attrs.get("device", "")), tuple(fields),
                           None if np.isnan(rate) else rate, str(g.attrs.get("device_clock", "")) or None)
@@ -94,6 +104,22 @@ class SessionFile:
         g = self._file.get("config/protocol", {})
         return {name: _text(d[()]) for name, d in g.items()}
 
+    def clock(self) -> np.ndarray:
+        """(n, 2): the /clock pairs of host time and UTC (POSIX s); (0, 2) for a file without one (schema /1)."""
+        if "clock" not in self._file:
+            return np.zeros((0, 2))
+        rows = self._file["clock"][:]
+        return np.column_stack([rows[HOST_TIME], rows["utc_time_s"]]) if rows.size else np.zeros((0, 2))
+
+    def utc_time_s(self, host_time_s) -> np.ndarray:
+        """UTC (POSIX seconds) of host times: host time plus the /clock offset (utc - host), interpolated between
+        its rows and held beyond them (docs/session-file.md, "Wall-clock time"); NaN for a file without /clock."""
+        t = np.asarray(host_time_s, dtype=float)
+        clock = self.clock()
+        if clock.shape[0] == 0:
+            return np.full(t.shape, np.nan)
+        return t + np.interp(t, clock[:, 0], clock[:, 1] - clock[:, 0])
+
     def refresh(self) -> None:
         """See what a SWMR writer has flushed since the file was opened (or last refreshed)."""
         if not self.live:
@@ -106,7 +132,7 @@ class SessionFile:
     def _datasets(self) -> Iterator[h5py.Dataset]:
         for g in self._file.get("streams", {}).values():
             yield from g.values()
-        for path in ("events", "trials/table"):
+        for path in ("events", "trials/table", "clock"):
             if path in self._file:
                 yield self._file[path]
 
@@ -129,7 +155,7 @@ class SessionFile:
         stop = self.length(stream) if stop is None else min(stop, self.length(stream))
         start = min(start, stop)
         return Record(stream, g[HOST_TIME][start:stop],
-                      {f.name: g[f.name][start:stop] for f in self.streams[stream].fields})
+                      {f.name: _as_declared(g[f.name][start:stop], f) for f in self.streams[stream].fields})
 
     def rows_between(self, stream: str, t_start_s: float, t_stop_s: float) -> tuple[int, int]:
         """[start, stop) rows with t_start_s <= host_time_s < t_stop_s."""
@@ -219,6 +245,15 @@ def _open_hdf5(path: str) -> h5py.File:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _texts(values) -> list[str]:
+    return [_text(v) for v in np.atleast_1d(values)]
+
+
+def _as_declared(values: np.ndarray, field: FieldSpec) -> np.ndarray:
+    """A field's values in its declared dtype: flags are stored as uint8 0/1 (uartlab.session/2 on)."""
+    return values.astype(bool) if field.dtype == "?" and values.dtype != bool else values
 
 
 def _text(value) -> str:

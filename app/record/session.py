@@ -17,10 +17,13 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+import tomli_w
 from uartlab.app.record.logs import log_event, log_file
 from uartlab.app.record.writer import SessionRecorder
 from uartlab.app.run.rig_like import RigLike
 from uartlab.errors import RecordingError
+from uartlab.names import TENDONS
 from uartlab.streams import Event, EventKind, Record
 
 logger = logging.getLogger(__name__)
@@ -38,8 +41,10 @@ def session_path(folder: Path, label: str | None = None, now: datetime | None = 
 
 def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
     """The rig config text and the calibration files it uses, to embed verbatim in the session file."""
+    from uartlab.app.rig.config_text import effective_config_text
+
     cfg = rig.config
-    config_text = cfg.text or repr(cfg)   # the text it was read from (the shipped twin rig's too)
+    config_text = effective_config_text(cfg)   # the text it was read from, with what the command line changed
     cal = cfg.nano17.calibration_file
     if cal is not None:
         calibrations = {Path(cal).name: Path(cal).read_text(encoding="utf-8", errors="replace")}
@@ -48,12 +53,25 @@ def rig_texts(rig: RigLike) -> tuple[str, dict[str, str]]:
 
         name, text = twin_ft_calibration_file()
         calibrations = {name: text}
-    calibrations["sea.json"] = json.dumps({"sea": repr(cfg.sea)})
+    calibrations["sea.toml"] = sea_text(rig)
     # The calibration store's current set, verbatim (calibration/store.py); none without a store.
     from uartlab.calibration.store import current_calibration_texts
 
     calibrations.update(current_calibration_texts(cfg.calibration_store))
     return config_text, calibrations
+
+
+def sea_text(rig: RigLike) -> str:
+    """The SEA calibrations the rig converts pot volts with, as rig.toml's [sea.<tendon>] tables."""
+    forces = getattr(rig, "sea_forces", None)
+    if forces is None:
+        return f"# no SEA conversion on this rig ({type(rig).__name__}): rig.toml [sea] calibration = " \
+               f"{'from_twin' if rig.config.sea.calibrations is None else 'its [sea.<tendon>] fits'}\n"
+    keys = ("v0_V", "gain_N_per_V", "quadratic_N_per_V2", "reference_V")
+    tables = {t: {k: float(np.asarray(getattr(c, k))) for k in keys if hasattr(c, k)}
+              for t, c in zip(TENDONS, forces.calibrations, strict=False)}
+    return "# the SEA calibrations this rig converted pot volts with (F = gain * dV + quadratic * dV^2)\n" + \
+        tomli_w.dumps({"sea": tables})
 
 
 class RecordingSession:
@@ -66,10 +84,12 @@ class RecordingSession:
 
     def __init__(self, rig: RigLike, path: str | Path, operator: str = "", notes: str = "",
                  flush_interval_s: float | None = None, protocol=None, log: bool = False,
-                 expected_s: float | None = None):
+                 expected_s: float | None = None, command_line: str = ""):
         """``protocol``: the Suite this session runs; its exact text and sha256 go into /config/protocol.
         ``log``: keep the log records (INFO and above) in ``<session>.log`` beside the file until close (the
         GUI's recordings; `uartlab run`/`record` open theirs around the rig's start instead, app/record/logs.py).
+        ``command_line``: the command that asked for it, where that is another process's (a client of the rig
+        core); "" records this process's own.
         ``expected_s``: how long it should last (None: open-ended), for the free-space pre-flight, which
         refuses with RecordingError before the file is created and leaves a warning in ``warnings``."""
         from uartlab.app.record.free_space import check_free_space
@@ -81,6 +101,8 @@ class RecordingSession:
         self.rig = rig
         metadata = {"operator": operator, "notes": notes, "config_text": config_text,
                     "calibration_texts": calibrations}
+        if command_line:
+            metadata["command_line"] = command_line
         if protocol is not None:
             metadata["protocol_texts"] = {Path(protocol.source).name: protocol.text}
             metadata["protocol_sha256"] = protocol.sha256

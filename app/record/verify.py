@@ -2,7 +2,8 @@
 
 Completeness is checked against what the file declares: its schema (one of the writer's ``KNOWN_SCHEMAS``),
 the streams the recorder listed before its first sample (``/streams`` attribute ``declared``), each stream's
-fields (its ``fields`` attribute), the events table and the trials table every session has. Each problem is
+fields (its ``fields`` attribute), and the datasets every session has (the writer's ``SESSION_DATASETS``:
+the events and trials tables, the rig's TOML, the wall-clock anchor). Each problem is
 one line naming the dataset. The report's exit code is `uartlab verify`'s (app/cli/verify.py): 0 a clean close
 with no problem, 1 readable but not closed cleanly or with problems (the data up to the last flush is there),
 2 unreadable, not a session file, or a schema this version does not know. ``repair`` (app/record/repair.py)
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
-from uartlab.app.record.writer import KNOWN_SCHEMAS, TRIAL_FIELDS, trial_group_name
+from uartlab.app.record.writer import CLOCK, KNOWN_SCHEMAS, SESSION_DATASETS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
 from uartlab.streams import HOST_TIME
 
@@ -83,6 +84,10 @@ def verify(path: str | os.PathLike) -> VerifyReport:
             span = _span_s(r)
             _check_events(f, r)
             _check_trials(f, r, span)
+            # The first layout has no wall-clock anchor; the tables are checked above.
+            r.problems += [f"/{where}: missing (every session has one)" for where in SESSION_DATASETS
+                           if where not in f and where not in ("events", "trials/table")
+                           and not (where == CLOCK and r.schema == KNOWN_SCHEMAS[0])]
         except (OSError, KeyError, ValueError, TypeError) as exc:   # a damaged object inside a readable file
             r.problems.append(f"unreadable data: {' '.join(str(exc).split())}")
     r.summary = _summary(r)

@@ -21,6 +21,12 @@ milliseconds of the recording and before any sample. A kill before the rename le
 which the next recorder in that folder removes (its process is gone, or it is older than any recorder
 keeps one) and logs.
 
+Every stream dataset is compressed (``StreamStorage``: deflate after shuffle, a checksum per chunk) and
+floats are stored at the precision their source has (``uartlab.schema``: the ADC's volts and the forces
+derived from them in float32, Motive's float32 markers as sent): a full-rate hour takes about a third of
+what float64 without a filter does (``uartlab bench record``). Chunks go straight to the file (no chunk
+cache), so a flush leaves nothing behind in memory that a failing disk would have to take at close.
+
 Writes never touch HDF5 on the caller's thread: ``write()`` copies the record into a per-stream
 pending list, and one writer thread appends everything pending to the datasets (one resize + one
 write per field) and flushes the file. A kill loses at most ``flush_interval_s``: the thread flushes
@@ -37,22 +43,26 @@ import hashlib
 import json
 import logging
 import os
+import shlex
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import h5py
 import numpy as np
 from uartlab import __version__
 from uartlab.errors import RecordingError
-from uartlab.streams import HOST_TIME, Event, Record, StreamSpec
+from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "uartlab.session/1"
-# Every layout this version reads: the one it writes and each one before it (verify refuses any other).
-KNOWN_SCHEMAS: frozenset[str] = frozenset({"uartlab.session/1", SCHEMA})
+# The layout's name and version, the one declaration of it (app/record/player.py reads every version).
+SCHEMA = "uartlab.session/2"
+# Every layout this version reads, oldest first: /1 has no /clock, no column names or codes, flags as HDF5 bools.
+KNOWN_SCHEMAS = ("uartlab.session/1", SCHEMA)
 PARTIAL_SUFFIX = ".partial"   # a session file still being built: hidden, renamed into place once SWMR is on
 # A recorder holds its hidden file for milliseconds (metadata and datasets, then SWMR): one older than this
 # whose process may still run (a PID reused) is a leftover too.
@@ -80,12 +90,54 @@ TRIAL_DTYPE = np.dtype([
     ("outcome", h5py.string_dtype("utf-8", 64)),
 ])
 TRIAL_FIELDS: tuple[str, ...] = TRIAL_DTYPE.names or ()   # its column names, in order
-# ~256 KiB chunks: big enough that a 250 kS/s stream costs a few chunk writes per flush, small enough
-# that a 1 kHz stream's partial last chunk (rewritten at every flush) stays cheap.
-CHUNK_BYTES = 256 * 1024
+# The wall-clock anchor: pairs of (host monotonic clock, UTC as POSIX seconds) read together, one when the file
+# is created and one at every flush, so a session lines up with EMG, video or another computer's recordings.
+CLOCK_DTYPE = np.dtype([(HOST_TIME, "f8"), ("utc_time_s", "f8")])
+CLOCK = "clock"
+# Every dataset outside /streams a session file has, by path (verify checks a file against it).
+SESSION_DATASETS = ("config/rig_toml", "events", "trials/table", CLOCK)
+# 32 KiB chunks (before compression). Every flush rewrites each dataset's partial last chunk, and a compressed
+# chunk that grows moves: under SWMR the space it leaves is not reused while the file is open, so that space is
+# lost. Small chunks keep the loss small (bench record at the rig's load: ~18 % of the file with 32 KiB, ~45 %
+# with 256 KiB), large enough that deflate still finds its redundancy and a 250 kS/s stream costs a few
+# hundred chunk writes a second.
+CHUNK_BYTES = 32 * 1024
 # Beyond this much pending data (~2 min of the full rig load) the disk is not keeping up: drop and say so
 # rather than let memory grow until the process dies and takes the unflushed data with it.
 MAX_PENDING_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class StreamStorage:
+    """How the stream datasets are stored: HDF5's filters on every chunk.
+
+    The default is deflate (gzip) level 1 after byte shuffle, with a Fletcher-32 checksum per chunk. Deflate
+    is the one filter every HDF5 build decodes without a plugin (MATLAB, h5dump, h5py, R, Julia), so the files
+    stay readable wherever HDF5 is; level 1 is almost all of the ratio for a fraction of the CPU; the shuffle
+    puts the bytes of equal significance together, which is what makes 16-bit ADC volts in float64 shrink.
+    The checksum lets a reader tell a flipped bit on an old disk from data. SWMR takes filtered chunks.
+    """
+
+    compression: str | None = "gzip"
+    level: int | None = 1
+    shuffle: bool = True
+    checksum: bool = True
+
+    def options(self) -> dict:
+        """The keyword arguments of h5py's create_dataset."""
+        if self.compression is None:
+            return {"fletcher32": self.checksum} if self.checksum else {}
+        return {"compression": self.compression, "compression_opts": self.level, "shuffle": self.shuffle,
+                "fletcher32": self.checksum}
+
+    def describe(self) -> str:
+        parts = ([f"{self.compression}-{self.level}"] if self.compression else ["uncompressed"]) + \
+            (["shuffle"] if self.compression and self.shuffle else []) + (["fletcher32"] if self.checksum else [])
+        return " + ".join(parts)
+
+
+COMPRESSED = StreamStorage()
+UNCOMPRESSED = StreamStorage(compression=None, level=None, shuffle=False, checksum=False)
 
 
 def trial_group_name(index: int, name: str) -> str:
@@ -150,6 +202,37 @@ def _now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).astimezone().isoformat(timespec="milliseconds")
 
 
+def clock_pair() -> tuple[float, float]:
+    """(host monotonic s, UTC POSIX s) read as close together as this machine allows: the UTC read between
+    two monotonic reads, paired with their midpoint; the tightest of three tries."""
+    best = (np.inf, 0.0, 0.0)
+    for _ in range(3):
+        t0 = time.monotonic()
+        utc = time.time()
+        t1 = time.monotonic()
+        best = min(best, (t1 - t0, 0.5 * (t0 + t1), utc))
+    return best[1], best[2]
+
+
+def field_attrs(fs: FieldSpec) -> dict:
+    """A field's dataset attributes: units, meaning, and the names of its columns and codes (uartlab.schema)."""
+    attrs: dict = {"units": fs.units, "description": fs.description, "dtype": fs.dtype,
+                   "sample_shape": list(fs.shape) or [0]}
+    if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
+        attrs["frame"] = fs.frame
+    if fs.shape:
+        attrs["columns"] = list(fs.columns())
+    if fs.column_units:   # units differ along the last axis (the wrench): one per element
+        attrs["column_units"] = list(fs.column_units)
+    if len(fs.labels) > 1:   # a sample with more than one axis (markers x xyz): each axis's names; axis 0 is time
+        for axis, labels in enumerate(fs.labels, start=1):
+            attrs[f"labels_axis{axis}"] = list(labels)
+    if fs.codes:
+        attrs["enum_names"] = list(fs.codes)
+        attrs["enum_values"] = np.arange(len(fs.codes), dtype="i8")
+    return attrs
+
+
 def _chunk_rows(row_bytes: int) -> int:
     return max(16, CHUNK_BYTES // max(1, row_bytes))
 
@@ -164,13 +247,15 @@ class SessionRecorder:
     """Record one session. Add every stream, then write records and events; ``close()`` marks it complete.
 
     ``metadata`` keys: operator, notes, config_text (the rig TOML), calibration_texts (name -> text),
-    protocol_texts (suite file name -> text, stored with its sha256); anything else scalar becomes a root
-    attribute.
+    protocol_texts (suite file name -> text, stored with its sha256), command_line (the command that asked for
+    the session, when another process's: a rig core's client; default this process's); anything else scalar
+    becomes a root attribute.
     """
 
     def __init__(self, path: str | os.PathLike, metadata: dict | None = None, flush_interval_s: float = 0.5,
-                 on_flush: Callable[[dict[str, int]], None] | None = None):
+                 on_flush: Callable[[dict[str, int]], None] | None = None, storage: StreamStorage = COMPRESSED):
         self.path = os.fspath(path)
+        self.storage = storage
         self.flush_interval_s = float(flush_interval_s)
         self.on_flush = on_flush  # called on the writer thread after every flush with samples on disk
         self.specs: dict[str, StreamSpec] = {}
@@ -199,7 +284,7 @@ class SessionRecorder:
         self.removed_partials = remove_stale_partials(folder)
         self._building = os.path.join(folder, f".{name}.{os.getpid()}{PARTIAL_SUFFIX}")
         try:
-            self._file = h5py.File(self._building, "w", libver=LIBVER)
+            self._file = h5py.File(self._building, "w", libver=LIBVER, rdcc_nbytes=0)
             self._write_metadata(metadata or {})
         except OSError as exc:
             with contextlib.suppress(OSError):
@@ -212,9 +297,13 @@ class SessionRecorder:
         f.attrs.update({"schema": SCHEMA, "software_version": __version__, "host": socket.gethostname(),
                         "operator": str(metadata.get("operator", "")), "notes": str(metadata.get("notes", "")),
                         "start_time": _now_iso(), "stop_time": "", "complete": np.int8(0),
-                        "flush_interval_s": self.flush_interval_s})
+                        "flush_interval_s": self.flush_interval_s, "recorder_command_line": shlex.join(sys.argv),
+                        "command_line": str(metadata.get("command_line") or shlex.join(sys.argv)),
+                        "python_version": sys.version.split()[0], "h5py_version": h5py.version.version,
+                        "hdf5_version": h5py.version.hdf5_version})
         for key, value in metadata.items():
-            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts") and \
+            if key not in ("operator", "notes", "config_text", "calibration_texts", "protocol_texts",
+                           "command_line") and \
                     isinstance(value, str | int | float | bool):
                 f.attrs[key] = value
         cfg = f.create_group("config")
@@ -227,7 +316,14 @@ class SessionRecorder:
             d = protocols.create_dataset(name, data=str(text), dtype=h5py.string_dtype())
             d.attrs["sha256"] = hashlib.sha256(str(text).encode("utf-8")).hexdigest()
         f.create_group("streams")
-        f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        events = f.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        events.attrs.update({"units": "s (host_time_s)", "kind_names": [k.value for k in EventKind]})
+        clock = f.create_dataset(CLOCK, shape=(1,), maxshape=(None,), dtype=CLOCK_DTYPE, chunks=(256,))
+        clock[0:1] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
+        clock.attrs.update({"units": "s", "description": "host_time_s (the streams' host monotonic clock) and "
+                            "utc_time_s (UTC, POSIX seconds) read together, at the start and at every flush; "
+                            "a sample's UTC is its host_time_s + (utc_time_s - host_time_s), that offset "
+                            "interpolated between rows and held beyond them"})
         f.create_group("trials").create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE,
                                                 chunks=(64,))
 
@@ -241,18 +337,16 @@ class SessionRecorder:
         g = self._file["streams"].create_group(spec.name)
         g.attrs.update({"device": spec.device, "nominal_rate_hz": float(spec.nominal_rate_hz or np.nan),
                         "device_clock": spec.device_clock or "", "fields": [f.name for f in spec.fields]})
-        t = g.create_dataset(HOST_TIME, shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(8),))
-        t.attrs.update({"units": "s", "description": "host monotonic clock (time.monotonic) of each sample",
-                        "dtype": "f8"})
+        t = g.create_dataset(HOST_TIME, shape=(0,), maxshape=(None,), dtype="f8", chunks=(_chunk_rows(8),),
+                             **self.storage.options())
+        t.attrs.update({"units": "s", "description": "host monotonic clock (time.monotonic) of each sample; "
+                        "/clock pairs it with UTC", "dtype": "f8"})
         for fs in spec.fields:
-            dt = np.dtype(fs.dtype)
+            dt = np.dtype(fs.stored_dtype)
             rows = _chunk_rows(dt.itemsize * int(np.prod(fs.shape, dtype=int)))
             d = g.create_dataset(fs.name, shape=(0, *fs.shape), maxshape=(None, *fs.shape), dtype=dt,
-                                 chunks=(rows, *fs.shape))
-            d.attrs.update({"units": fs.units, "description": fs.description, "dtype": fs.dtype,
-                            "sample_shape": list(fs.shape) or [0]})
-            if fs.frame:  # only where a field has one (uartlab.schema); files before it have none
-                d.attrs["frame"] = fs.frame
+                                 chunks=(rows, *fs.shape), **self.storage.options())
+            d.attrs.update(field_attrs(fs))
         # Handles stay open for the whole recording: reopening costs ~20 us per field per flush, and an
         # error flushing a dataset's chunk cache would otherwise surface in a destructor, where h5py swallows it.
         self._ds[spec.name] = {k: g[k] for k in (HOST_TIME, *(f.name for f in spec.fields))}
@@ -290,7 +384,7 @@ class SessionRecorder:
         if self._thread is None:
             self.start()
         copy = Record(record.stream, np.array(record.host_time_s, dtype="f8"),
-                      {f.name: np.array(record.data[f.name], dtype=f.dtype) for f in spec.fields})
+                      {f.name: np.array(record.data[f.name], dtype=f.stored_dtype) for f in spec.fields})
         n_bytes = copy.host_time_s.nbytes + sum(a.nbytes for a in copy.data.values())
         with self._lock:
             if self._pending_bytes + n_bytes > MAX_PENDING_BYTES:
@@ -397,6 +491,9 @@ class SessionRecorder:
                 n = ds.shape[0]
                 ds.resize((n + len(events),))
                 ds[n:] = np.array(events, dtype=EVENT_DTYPE)
+            clock = self._file[CLOCK]
+            clock.resize((clock.shape[0] + 1,))
+            clock[-1:] = np.array([clock_pair()], dtype=CLOCK_DTYPE)
             if trials is not None:
                 ds = self._file["trials/table"]
                 if ds.shape[0] != len(trials):
@@ -406,9 +503,10 @@ class SessionRecorder:
             self._file.flush()
             self._check_still_there()
         except (OSError, RuntimeError, ValueError) as exc:
-            # Nothing more is written from here on (write, event, flush and close all refuse): what the
-            # last good flush left is the file, and the sentence says how much that is.
+            # Nothing more is written from here on (write, event, flush and close all refuse): the file is
+            # closed now, and the sentence says how much it keeps, as read back from it.
             self._roll_back()
+            self._close_and_count()
             self._error = RecordingError(self._stopped(exc))
             return
         finally:
@@ -431,6 +529,26 @@ class SessionRecorder:
             if d.shape[0] != n:
                 with contextlib.suppress(Exception):  # a dead disk refuses this too; then nothing is written
                     d.resize((n, *d.shape[1:]))
+
+    def _close_and_count(self) -> None:
+        """Close the file after a failed flush and count what a reader finds in it. Shrinking a compressed
+        dataset back rewrites its last chunk, which a full disk can refuse, and the metadata written at close
+        may be the failed flush's or the last good one's: only the file itself can say what it keeps."""
+        self._ds.clear()
+        with contextlib.suppress(Exception):
+            self._file.close()
+        flushed, spans = dict.fromkeys(self.specs, 0), {}
+        try:
+            with h5py.File(self.path, "r", swmr=True) as f:
+                for name in self.specs:
+                    group = f["streams"][name]
+                    n = min(d.shape[0] for d in group.values())
+                    flushed[name] = n
+                    if n:
+                        spans[name] = (float(group[HOST_TIME][0]), float(group[HOST_TIME][n - 1]))
+        except Exception:   # gone or unreadable: the sentence says what the last good flush had
+            return
+        self.flushed, self.flushed_span_s = flushed, spans
 
     def _append(self, name: str, records: list[Record]) -> tuple[float, float]:
         g = self._ds[name]

@@ -333,7 +333,7 @@ class Engine:
         r, latest = self.runner, self.latest
         record = Record.single(RUNNER_STREAM, now, phase=PHASES.index(r.phase), trial_index=self._trial_index(),
                                command_m=command, excursion_m=obs.excursion_m, tendon_force_N=obs.tendon_force_N,
-                               joint_angles_rad=latest.angles_rad, joint_speed_deg_s=obs.joint_speed_deg_s,
+                               joint_angles_rad=latest.angles_rad, joint_speed_rad_s=np.radians(obs.joint_speed_deg_s),
                                wrench=latest.wrench, fingertip_force_N=obs.fingertip_force_N,
                                hardware_error=np.asarray(obs.hardware_error, dtype=np.int64),
                                stream_age_s=[now - latest.host_time_s.get(s, -math.inf) for s in WATCHED_STREAMS])

@@ -32,7 +32,7 @@ def runner_record(t: float, phase: Phase, trial_index: int, excursion_m, tendon_
     return Record.single(RUNNER_STREAM, t, phase=PHASES.index(phase), trial_index=trial_index,
                          command_m=excursion if command_m is None else command_m, excursion_m=excursion,
                          tendon_force_N=tendon_force_N, joint_angles_rad=joint_angles_rad,
-                         joint_speed_deg_s=np.degrees(speed), wrench=wrench,
+                         joint_speed_rad_s=speed, wrench=wrench,
                          fingertip_force_N=float(np.linalg.norm(wrench[:3])),
                          hardware_error=np.zeros(6, dtype=np.int64),
                          stream_age_s=np.zeros(len(WATCHED_STREAMS)))  # a simulated rig is never stale

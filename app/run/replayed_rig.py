@@ -81,7 +81,7 @@ class NullActuators:
 
 def recorded_rig_config(file: SessionFile) -> RigConfig:
     """The rig.toml the session embeds, as the rig ran it; InputFileError when it has none or it does not
-    parse (a session of the built-in twin config embeds a description, not rig.toml text)."""
+    parse (a file from before the rig's text was always TOML may embed a Python description of it)."""
     where = f"{file.path}:/config/rig_toml"
     if not file.config_text.strip():
         raise InputFileError(f"{where}: the session embeds no rig configuration; give the rig's with --rig")

@@ -80,7 +80,8 @@ class Run:
 
     def __init__(self, suite, *, rig: Any = None, config=None, folder: Path | None = None, session=None,
                  operator: str = "", notes: str = "", safe_action: str = "hold", live_model: bool = True,
-                 params=None, title: str = "uartlab run", model_host: ModelHost | None = None):
+                 params=None, title: str = "uartlab run", model_host: ModelHost | None = None,
+                 command_line: str = ""):
         if (rig is None) == (config is None):
             raise ValueError("Run: give one of rig (started) and config (the run starts the rig)")
         if folder is not None and session is not None:
@@ -96,6 +97,7 @@ class Run:
         self.operator, self.notes, self.safe_action = operator, notes, safe_action
         self.want_live_model, self.params, self.title = live_model, params, title
         self.model_host = model_host
+        self.command_line = command_line   # the client's command, for the session file ("": this process's)
         self.live_model: LiveModel | LiveModelLike | None = None
         self.experiment: Experiment | None = None
         self.warnings: list[str] = []               # the session's free-space warning, stale calibrations
@@ -137,7 +139,8 @@ class Run:
 
             # The free-space pre-flight may refuse (RecordingError) before anything moves.
             self.session = RecordingSession(self.rig, self.path, operator=self.operator, notes=self.notes,
-                                            protocol=self.suite, expected_s=suite_seconds(self.suite))
+                                            protocol=self.suite, expected_s=suite_seconds(self.suite),
+                                            command_line=self.command_line)
             self.owns_session = True
             self.warnings += self.session.warnings
         for source in sources:  # into the session's events: which calibrations the model ran with

@@ -163,8 +163,9 @@ class ModelSupervisor:
         return self.final_report or self.last_report
 
     def _end(self, proc: subprocess.Popen) -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=CLOSE_WAIT_S)
+        if self.job is not None:   # its ticks to finish and its report; a spare without a job has neither
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=CLOSE_WAIT_S)
         if proc.poll() is None and self.job is not None:
             self.say(EventKind.MODEL, f"the live model process did not exit within {CLOSE_WAIT_S:g} s of "
                                          "its stop; terminated")

@@ -68,6 +68,7 @@ class RunRequest:
     params_text: str | None = None       # the live model's parameter TOML, as given
     params_source: str = ""
     title: str = "uartlab run"           # what the run's log and messages call it: the client's command
+    command_line: str = ""               # the client's exact command line, for the session file ("": the core's)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -125,7 +126,8 @@ class RunSlot:
             folder = Path(self.rig.config.recording.folder)
         run = Run(suite, rig=self.rig, folder=folder, session=None if folder else session,
                   operator=request.operator, notes=request.notes, safe_action=request.safe_action,
-                  live_model=request.live_model, params=params, title=request.title, model_host=self.model_host)
+                  live_model=request.live_model, params=params, title=request.title, model_host=self.model_host,
+                  command_line=request.command_line)
         with self._lock:
             self.count += 1
             self.run, self.state, self.error, self.report, self.start_m = run, "starting", None, None, None

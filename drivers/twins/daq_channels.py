@@ -22,6 +22,7 @@ DIFF_CHANNELS = 8                    # DIFF pairs ai n with ai n+8 (USB-621x man
 RANGES_V = (0.2, 1.0, 5.0, 10.0)     # NI 6210 spec sheet
 # The ADC spans ~5 % beyond each range: nominal resolution x 2^16 (320 uV x 65536 = 20.97 V on +-10 V).
 OVERRANGE = 1.0486
+ADC_BITS = 16
 MAX_AGGREGATE_RATE_HZ = 250e3        # NI 6210 spec: one ADC shared by all channels of a scan
 # M Series default AI convert clock: the fastest conversion plus 10 us of settling, unless a scan's
 # conversions would then not fit in one sample period (M Series user manual, "AI Convert Clock").

@@ -25,6 +25,7 @@ from uartlab.drivers.twins.daq_buffer import DaqStats, EveryNSubscription, ReadB
 from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
     _TERM_NAMES,
+    ADC_BITS,
     AI_CHANNELS,
     CHUNK_S,
     CONTINUOUS,
@@ -288,7 +289,7 @@ class DaqTask:
     # ------------------------------------------------------------ acquisition
     def _sample(self, n: int) -> np.ndarray:
         """(n, channels) volts as the ADC returns them: the plant's columns (DIFF: ai n - ai n+8), clipped
-        where the ADC saturates on each channel's range."""
+        where the ADC saturates on each channel's range and on its 16-bit grid."""
         with self.plant.lock:  # the plant's noise generator is not thread-safe, and other twins share it
             raw = np.asarray(self.plant.analog_block(n), dtype=float)
         volts = raw[:, [c.physical for c in self.channels]]
@@ -296,7 +297,8 @@ class DaqTask:
             if c.negative is not None:
                 volts[:, j] -= raw[:, c.negative]
         limit_V = np.array([c.range_V * OVERRANGE for c in self.channels])
-        return np.clip(volts, -limit_V, limit_V)
+        lsb_V = 2 * limit_V / 2**ADC_BITS   # the ADC's codes: a reading is one of 65 536 levels of its range
+        return np.round(np.clip(volts, -limit_V, limit_V) / lsb_V) * lsb_V
 
     def _acquire(self, stop: threading.Event) -> None:
         """Hardware-like sample clock: sample i is due at t0 + i / (rate x time_scale) in wall time."""

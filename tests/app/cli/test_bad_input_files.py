@@ -135,7 +135,8 @@ def session_cmd(command: str, path: Path, tmp: Path) -> list[str]:
     return {"verify": ["verify", str(path)],
             "replay": ["replay", str(path), "--speed", "max"],
             "compare": ["compare", str(path), "--out", str(tmp / "report"), "--no-figures"],
-            "calibrate-model": ["calibrate", "model", "--session", str(path), "--dry-run"]}[command]
+            "calibrate-model": ["calibrate", "model", "--session", str(path), "--dry-run"],
+            "export": ["export", str(path), "--to", "csv", "-o", str(tmp / "csv")]}[command]
 
 
 # ------------------------------------------------------------------ the table
@@ -325,7 +326,7 @@ CASES = {
                                        ["--dir", "file.txt/b"]), IO_FAILURE),
 }
 
-for _command in ("verify", "replay", "compare", "calibrate-model"):
+for _command in ("verify", "replay", "compare", "calibrate-model", "export"):
     for _kind in SESSION_KINDS:
         def _build(t, s, command=_command, kind=_kind):
             path = t / "in.h5" if kind == "missing" else session_input(t, kind, s)

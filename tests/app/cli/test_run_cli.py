@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from conftest import short_suite_toml
 from uartlab.app.cli.main import main
 from uartlab.app.record.player import SessionFile
+from uartlab.app.rig.config import parse_rig_config
 
 pytestmark = pytest.mark.realtime
 
@@ -39,12 +41,13 @@ def twin_rig_with_a_store(tmp_path: Path) -> Path:
     return rig
 
 
-def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
+def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys, monkeypatch):
     suite = tmp_path / "short.toml"
     suite.write_text(SUITE, encoding="utf-8")
     rig = twin_rig_with_a_store(tmp_path)
-    assert main(["run", str(suite), "--rig", str(rig), "--out", str(tmp_path), "--speed", "2",
-                 "--operator", "ci"]) == 0
+    argv = ["run", str(suite), "--rig", str(rig), "--out", str(tmp_path), "--speed", "2", "--operator", "ci"]
+    monkeypatch.setattr(sys, "argv", ["uartlab", *argv])   # as typed: the file keeps it, not the core's
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "suite 'short'" in out and ": DONE" in out and "1 of 1 trials run" in out
     row = next(line for line in out.splitlines() if line.startswith("ED "))
@@ -53,6 +56,8 @@ def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys):
     assert f"session file: {path}" in out
     with SessionFile(path) as f:
         assert f.complete and f.protocol_texts() == {"short.toml": SUITE}
+        assert f.metadata["command_line"] == shlex.join(["uartlab", *argv])
+        assert parse_rig_config(f.config_text, "embedded").twin.speed == 2.0   # --speed, written into its TOML
         assert [(t["name"], t["outcome"]) for t in f.trials()] == [("ED", "settled")]
         assert f.length("model") > 0                      # the live model ran beside it ...
         said = [e.message for e in f.events() if e.kind == "calibration"]

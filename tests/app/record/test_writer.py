@@ -212,7 +212,8 @@ def test_disk_full_stops_with_clear_error_and_keeps_data(tiny_disk):
     path = tiny_disk / "full.h5"
     rec = SessionRecorder(path, META, flush_interval_s=0.05)
     rec.add_stream(DAQ)
-    block = Record("daq", np.zeros(960), {"volts": np.ones((960, 13)), "sample_index": np.arange(960)})
+    noise = np.random.default_rng(0).normal(size=(960, 13))   # what no filter can shrink
+    block = Record("daq", np.zeros(960), {"volts": noise, "sample_index": np.arange(960)})
     with pytest.raises(RecordingError, match="disk is full") as err:
         for _ in range(2000):  # 100 KiB per write, 4 MiB of disk
             rec.write(block)
