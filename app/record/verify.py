@@ -100,7 +100,7 @@ def _check_streams(f: h5py.File, r: VerifyReport) -> None:
         return
     streams = f["streams"]
     declared = [_text(n) for n in streams.attrs.get("declared", [])]
-    if "declared" not in streams.attrs:
+    if "declared" not in streams.attrs and r.schema != KNOWN_SCHEMAS[0]:   # the first layout has no such list
         r.problems.append("/streams: no 'declared' attribute: which streams the session had cannot be checked")
     r.problems += [f"/streams/{name}: missing (the session declared it)" for name in declared if name not in streams]
     for name, g in streams.items():
