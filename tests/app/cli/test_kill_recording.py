@@ -95,6 +95,10 @@ class RigDidNotStart(Exception):
     pass
 
 
+class EndedBeforeTheMoment(RigDidNotStart):
+    """The command was over before its kill (a run that tripped on a loaded machine closes its file): no kill."""
+
+
 def kill_at(cmd: list[str], folder: Path, after_s: float, core: bool, timeout_s: float = 120.0) -> tuple[float, float]:
     """Run ``cmd``; ``after_s`` after a file appears in ``folder``, kill -9 the writer, then the rest.
     Returns (appeared, killed) on the monotonic clock."""
@@ -115,7 +119,10 @@ def kill_at(cmd: list[str], folder: Path, after_s: float, core: bool, timeout_s:
         while time.monotonic() < appeared_s + after_s:
             time.sleep(0.001)
         killed_s = time.monotonic()
-        os.kill(writer, signal.SIGKILL)
+        try:
+            os.kill(writer, signal.SIGKILL)
+        except ProcessLookupError:
+            raise EndedBeforeTheMoment(proc.stderr.read().decode()[-2000:]) from None
         _kill(rest + _children(proc.pid))
         return appeared_s, killed_s
     finally:
@@ -151,7 +158,7 @@ def kill_many(tmp_path: Path, cmd, core: bool, streams: tuple[str, ...], seed: i
               once_begun: tuple[str, ...] = ()) -> None:
     losses = []
     for i, after_s in enumerate(moments_s(seed)):
-        for attempt in range(3):   # a rig that did not start is the twin's problem, not the recorder's: again
+        for attempt in range(3):   # a rig that did not start (or a run over early) is no kill: again
             folder = tmp_path / f"k{i:02d}_{attempt}"
             try:
                 appeared_s, killed_s = kill_at(cmd(folder), folder, after_s, core)
