@@ -68,3 +68,6 @@ class Event:
     kind: EventKind | str           # a plain str only for an unknown kind read from a file (EventKind.read)
     source: str                     # who says so: "runner", "actuators", "daq", "operator" ...
     message: str
+    # From a session file played back (app/record/player.py): shown and logged as it happened, acted on by
+    # nothing (no interlock, latch or fault handling); never written to a file.
+    replayed: bool = False

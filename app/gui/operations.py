@@ -493,7 +493,7 @@ class Operations:
         self.w.plots.add_event(e)   # the tare, trial starts and trips marked on the time axis, live and replayed
         if e.kind == EventKind.STEADY:
             self.w.results_panel.results.add_steady(e.message)
-        if self.replay is not None:  # the file's events, as the replay passes them
+        if e.replayed:  # the file's events, as the replay passes them: shown, never acted on
             line = _log_line_for(e)
             if e.host_time_s >= self._replay_logged_s and line is not None:
                 self._replay_logged_s = e.host_time_s
@@ -505,12 +505,12 @@ class Operations:
         if e.kind == EventKind.TRIP:
             self.trip_reason = e.message
             self.show_safety()
-        elif (e.kind == EventKind.ESTOP and not self.estop_latched and self.replay is None
+        elif (e.kind == EventKind.ESTOP and not self.estop_latched
                       and e.host_time_s > self.estop_reset_at_s):  # an E-stop from before the reset is acknowledged
             self.estop_latched, self.estop_reason = True, e.message  # tripped by someone else: latch here too
             self.show_safety()
             self._refresh_buttons()
-        elif e.kind == EventKind.FAULT and self.replay is None:
+        elif e.kind == EventKind.FAULT:
             self.w.report_error(f"fault in {e.source}", e.message)
 
     def poll(self) -> None:

@@ -5,7 +5,8 @@ opens a cleanly closed file normally and falls back to SWMR read access when HDF
 for write: so it also reads a file still being written (``refresh()`` shows new samples) and one whose
 writer was killed (HDF5 refuses an ordinary open of those until ``h5clear -s`` resets the writer's flags).
 ``ReplayRig`` hands the recorded ``Record``s, with their recorded host times, to subscribers at 1x, Nx or
-as fast as possible, paced by ``host_time_s``.
+as fast as possible, paced by ``host_time_s``, and the file's events at their times as the live rig publishes
+them, each marked ``replayed`` so that nothing acts on a recorded trip, E-stop or fault.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import h5py
 import numpy as np
-from uartlab.app.record.writer import SCHEMA
+from uartlab.app.record.writer import KNOWN_SCHEMAS, SCHEMA
 from uartlab.errors import InputFileError
 from uartlab.hub import Hub
 from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
@@ -40,6 +42,8 @@ class SessionFile:
             if not schema.startswith(SCHEMA_PREFIX):  # another program's HDF5 file
                 raise InputFileError(f"{self.path}: not a uartlab session file (schema attribute {schema!r}, "
                                      f"expected {SCHEMA_PREFIX}N)")
+            if schema not in KNOWN_SCHEMAS:
+                raise InputFileError(unknown_schema(self.path, schema))
             self.live = self._file.swmr_mode
             self.metadata = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self._file.attrs.items()}
             self.streams: dict[str, StreamSpec] = {name: self._spec(name, g)
@@ -214,6 +218,11 @@ class SessionFile:
         self.close()
 
 
+def unknown_schema(path: str, schema: str) -> str:
+    """The one sentence for a session file of a layout this version does not read."""
+    return f"{path}: schema {schema!r} is not one this uartlab reads ({', '.join(sorted(KNOWN_SCHEMAS))})"
+
+
 def _open_hdf5(path: str) -> h5py.File:
     """The file opened for reading; InputFileError naming it when it is missing, a folder, or not HDF5."""
     if os.path.isdir(path):
@@ -292,7 +301,8 @@ class ReplayRig:
         self._thread: threading.Thread | None = None
         self.hold_at_end = hold_at_end
         self._chunks: dict[str, tuple[Record, tuple[float, float]]] = {}  # stream -> (rows, [from, to) s)
-        self._events = sorted(self.file.events(), key=lambda e: e.host_time_s)
+        # Marked replayed: a consumer shows a recorded trip or E-stop at its time but acts on none of them.
+        self._events = sorted((replace(e, replayed=True) for e in self.file.events()), key=lambda e: e.host_time_s)
         self._event_times = [e.host_time_s for e in self._events]
         self.position_s = self.file.time_span_s()[0]
         self.replayed: dict[str, int] = dict.fromkeys(self.specs, 0)

@@ -109,7 +109,17 @@ class RecordingSession:
         self.recorder = SessionRecorder(path, metadata, flush_interval_s=flush)
         for spec in rig.hub.specs.values():
             self.recorder.add_stream(spec)
+        # Subscribed first: the samples of the file's first moments queue up while it goes into place.
         self._sub = rig.hub.subscribe("recorder", maxsize=QUEUE_RECORDS)
+        try:
+            self.recorder.start()   # the file at its path now, SWMR on, before any sample (writer.py)
+        except RecordingError:
+            self._sub.close()
+            with contextlib.suppress(RecordingError):
+                self.recorder.close()
+            raise
+        self.warnings += [f"removed {p}: a session file a recorder was killed while creating (it held no samples)"
+                          for p in self.recorder.removed_partials]
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._log = log_file(Path(path).with_suffix(".log")) if log else None

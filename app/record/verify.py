@@ -1,27 +1,35 @@
 """Is a session file whole, and if not, what did a crash leave? ``verify(path)`` -> ``VerifyReport``.
 
-The report's exit code is `uartlab verify`'s (app/cli/verify.py): 0 clean close, 1 not closed cleanly but
-readable (the data up to the last flush is there), 2 unreadable or not a session file.
+Completeness is checked against what the file declares: its schema (one of the writer's ``KNOWN_SCHEMAS``),
+the streams the recorder listed before its first sample (``/streams`` attribute ``declared``), each stream's
+fields (its ``fields`` attribute), and the datasets every session has (the writer's ``SESSION_DATASETS``:
+the events and trials tables, the rig's TOML, the wall-clock anchor). Each problem is
+one line naming the dataset. The report's exit code is `uartlab verify`'s (app/cli/verify.py): 0 a clean close
+with no problem, 1 readable but not closed cleanly or with problems (the data up to the last flush is there),
+2 unreadable, not a session file, or a schema this version does not know. ``repair`` (app/record/repair.py)
+writes a clean copy of what is readable.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 
+import h5py
 import numpy as np
-from uartlab.app.record.player import SessionFile
-from uartlab.app.record.writer import KNOWN_SCHEMAS
+from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
+from uartlab.app.record.writer import CLOCK, KNOWN_SCHEMAS, SESSION_DATASETS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
+from uartlab.streams import HOST_TIME
 
 EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE = 0, 1, 2
+EVENT_FIELDS = (HOST_TIME, "kind", "source", "message")
 
 
 @dataclass
 class StreamReport:
     name: str
-    samples: int
+    samples: int                    # whole samples: the shortest of the stream's datasets
     first_s: float | None
     last_s: float | None
     dataset_lengths: dict[str, int]
@@ -40,6 +48,8 @@ class VerifyReport:
     n_trials: int = 0
     problems: list[str] = field(default_factory=list)
     summary: str = ""
+    repaired_from: str = ""                 # a copy `verify --repair` wrote: the file it was made from
+    flush_interval_s: float | None = None   # the recorder's, from the file's attribute
 
     @property
     def exit_code(self) -> int:
@@ -49,62 +59,163 @@ class VerifyReport:
 
 
 def verify(path: str | os.PathLike) -> VerifyReport:
-    """Open the file, check its structure and data, and say plainly what state it is in."""
+    """Open the file, check it against its declarations, and say plainly what state it is in."""
     path = os.fspath(path)
     try:
-        sf = SessionFile(path)
-    except InputFileError as exc:  # missing, a folder, not HDF5, another program's file: it names the path
+        f = _open_hdf5(path)
+    except InputFileError as exc:  # missing, a folder, not HDF5: it names the path
         r = VerifyReport(path, readable=False)
         r.summary = " ".join(str(exc).split())
         return r
-    with sf:
-        r = VerifyReport(path, readable=True, complete=sf.complete, schema=str(sf.metadata.get("schema", "")))
+    with f:
+        r = VerifyReport(path, readable=True, schema=_text(f.attrs.get("schema", "")))
         if r.schema not in KNOWN_SCHEMAS:
             r.readable = False
-            r.summary = f"{path}: not a uartlab session file this version reads (schema {r.schema!r}, expected " \
-                        f"one of {', '.join(KNOWN_SCHEMAS)})"
+            r.summary = (unknown_schema(path, r.schema) if r.schema.startswith(SCHEMA_PREFIX) else
+                         f"{path}: not a uartlab session file (schema attribute {r.schema!r}, expected "
+                         f"{SCHEMA_PREFIX}N)")
             return r
+        r.complete = bool(f.attrs.get("complete", 0))
+        r.repaired_from = _text(f.attrs.get("repaired_from", ""))
+        interval = f.attrs.get("flush_interval_s")
+        r.flush_interval_s = float(interval) if interval is not None else None
         try:
-            _check_streams(sf, r)
-            events = sf.events()
-            r.n_events = len(events)
-            if events:
-                e = events[-1]
-                r.last_event = f"{e.kind}/{e.source} at t={e.host_time_s:.3f} s: {e.message}"
-            r.n_trials = len(sf.trials())
-        except (OSError, KeyError, ValueError) as exc:
-            r.problems.append(f"unreadable data: {exc}")
+            _check_streams(f, r)
+            span = _span_s(r)
+            _check_events(f, r)
+            _check_trials(f, r, span)
+            # The first layout has no wall-clock anchor; the tables are checked above.
+            r.problems += [f"/{where}: missing (every session has one)" for where in SESSION_DATASETS
+                           if where not in f and where not in ("events", "trials/table")
+                           and not (where == CLOCK and r.schema == KNOWN_SCHEMAS[0])]
+        except (OSError, KeyError, ValueError, TypeError) as exc:   # a damaged object inside a readable file
+            r.problems.append(f"unreadable data: {' '.join(str(exc).split())}")
     r.summary = _summary(r)
     return r
 
 
-def _check_streams(sf: SessionFile, r: VerifyReport) -> None:
-    for name, spec in sf.streams.items():
-        g = sf._file["streams"][name]
-        lengths = {k: int(d.shape[0]) for k, d in g.items()}
-        n = min(lengths.values())
-        t = sf.host_times(name)
-        s = StreamReport(name, n, float(t[0]) if n else None, float(t[-1]) if n else None, lengths)
-        missing = {f.name for f in spec.fields} - set(lengths)
-        if missing:
-            s.problems.append(f"missing datasets {sorted(missing)}")
-        if len(set(lengths.values())) > 1:
-            # Only a crash in the middle of a flush does this: the rows beyond the shortest are partial.
-            s.problems.append(f"dataset lengths differ {lengths}; {n} samples are whole")
-        if n > 1 and np.any(np.diff(t) < 0):
-            s.problems.append(f"host_time_s goes backwards at {int(np.argmax(np.diff(t) < 0)) + 1} place(s)")
-        for k, d in g.items():
-            if "units" not in d.attrs:
-                s.problems.append(f"{k} has no units attribute")
-        r.streams.append(s)
-        r.problems.extend(f"stream {name}: {p}" for p in s.problems if not p.startswith("dataset lengths"))
+def _check_streams(f: h5py.File, r: VerifyReport) -> None:
+    if "streams" not in f:
+        r.problems.append("/streams: missing (every session has its streams there)")
+        return
+    streams = f["streams"]
+    declared = [_text(n) for n in streams.attrs.get("declared", [])]
+    if "declared" not in streams.attrs and r.schema != KNOWN_SCHEMAS[0]:   # the first layout has no such list
+        r.problems.append("/streams: no 'declared' attribute: which streams the session had cannot be checked")
+    r.problems += [f"/streams/{name}: missing (the session declared it)" for name in declared if name not in streams]
+    for name, g in streams.items():
+        if not isinstance(g, h5py.Group):
+            r.problems.append(f"/streams/{name}: not a stream (a group of datasets)")
+            continue
+        if declared and name not in declared:
+            r.problems.append(f"/streams/{name}: not one of the declared streams ({', '.join(declared)})")
+        r.streams.append(_check_stream(name, g))
+        r.problems += r.streams[-1].problems
+
+
+def _check_stream(name: str, g: h5py.Group) -> StreamReport:
+    where = f"/streams/{name}"
+    fields = [_text(n) for n in g.attrs.get("fields", [])]
+    problems = [] if "fields" in g.attrs else [f"{where}: no 'fields' attribute: its fields cannot be checked"]
+    problems += [f"{where}/{k}: missing (a field of the stream)" for k in (HOST_TIME, *fields) if k not in g]
+    lengths = {k: int(d.shape[0]) for k, d in g.items() if isinstance(d, h5py.Dataset) and d.shape}
+    n = min(lengths.values(), default=0)
+    t = g[HOST_TIME][:n] if HOST_TIME in lengths else np.empty(0)
+    if len(set(lengths.values())) > 1:
+        # A crash in the middle of a flush: the rows beyond the shortest dataset are partial samples.
+        longest = max(lengths, key=lengths.__getitem__)
+        problems.append(f"{where}: dataset lengths differ ({', '.join(f'{k} {v}' for k, v in lengths.items())}): "
+                        f"{n} samples are whole, {lengths[longest] - n} partial rows beyond them")
+    if t.size > 1 and np.any(np.diff(t) < 0):
+        problems.append(f"{where}/{HOST_TIME}: goes backwards at {int(np.count_nonzero(np.diff(t) < 0))} place(s)")
+    problems += [f"{where}/{k}: no units attribute" for k, d in g.items()
+                 if isinstance(d, h5py.Dataset) and "units" not in d.attrs]
+    return StreamReport(name, n, float(t[0]) if t.size else None, float(t[-1]) if t.size else None, lengths, problems)
+
+
+def _span_s(r: VerifyReport) -> tuple[float, float]:
+    firsts = [s.first_s for s in r.streams if s.first_s is not None]
+    lasts = [s.last_s for s in r.streams if s.last_s is not None]
+    return (min(firsts), max(lasts)) if firsts else (np.nan, np.nan)
+
+
+def _table(f: h5py.File, where: str, names: tuple[str, ...], r: VerifyReport) -> np.ndarray | None:
+    if where not in f:
+        r.problems.append(f"/{where}: missing (every session has one, empty if nothing happened)")
+        return None
+    d = f[where]
+    have = d.dtype.names if isinstance(d, h5py.Dataset) else None
+    if have is None or set(names) - set(have):
+        r.problems.append(f"/{where}: not the session's table (columns {', '.join(names)})")
+        return None
+    return d[:]
+
+
+def _check_events(f: h5py.File, r: VerifyReport) -> None:
+    rows = _table(f, "events", EVENT_FIELDS, r)
+    if rows is None:
+        return
+    r.n_events = len(rows)
+    if r.n_events:
+        e = rows[-1]
+        r.last_event = (f"{_text(e['kind'])}/{_text(e['source'])} at t={float(e[HOST_TIME]):.3f} s: "
+                        f"{_text(e['message'])}")
+    bad = int(np.count_nonzero(~np.isfinite(rows[HOST_TIME])))
+    if bad:
+        r.problems.append(f"/events: {bad} event(s) without a finite {HOST_TIME}")
+
+
+def _check_trials(f: h5py.File, r: VerifyReport, span: tuple[float, float]) -> None:
+    rows = _table(f, "trials/table", TRIAL_FIELDS, r)
+    if rows is None:
+        return
+    r.n_trials = len(rows)
+    event_times = f["events"][HOST_TIME] if "events" in f and r.n_events else np.empty(0)
+    # The session's span: its samples and events. A trial row is flushed with the samples of its flush, so a
+    # crashed file's last trial may start up to one flush interval after its last sample.
+    slack_s = r.flush_interval_s if r.flush_interval_s is not None and np.isfinite(r.flush_interval_s) else 1.0
+    lo = np.nanmin([span[0], *event_times]) - slack_s if np.isfinite(span[0]) or len(event_times) else -np.inf
+    hi = np.nanmax([span[1], *event_times]) + slack_s if np.isfinite(span[1]) or len(event_times) else np.inf
+    for i, row in enumerate(rows):
+        where = f"/trials/table row {i} (trial {int(row['index'])} {_text(row['name'])!r})"
+        start, stop = float(row["start_host_time_s"]), float(row["stop_host_time_s"])
+        if int(row["index"]) != i + 1:
+            r.problems.append(f"{where}: index {int(row['index'])}, expected {i + 1}")
+        if not np.isfinite(start) or not lo <= start <= hi:
+            r.problems.append(f"{where}: start {start:.3f} s is outside the session ({lo + slack_s:.3f} to "
+                              f"{hi - slack_s:.3f} s)")
+        if np.isnan(stop):
+            if r.complete or i != len(rows) - 1:   # only a crash leaves one running, and only the last
+                r.problems.append(f"{where}: never stopped (stop_host_time_s is NaN)")
+        elif stop < start:
+            r.problems.append(f"{where}: stops at {stop:.3f} s, before its start {start:.3f} s")
+        elif not stop <= hi:
+            r.problems.append(f"{where}: stop {stop:.3f} s is after the session's end ({hi - slack_s:.3f} s)")
+    if r.complete:
+        _check_trial_groups(f, rows, r)
+
+
+def _check_trial_groups(f: h5py.File, rows: np.ndarray, r: VerifyReport) -> None:
+    """A clean close writes one /trials/NNNN_<name> group per table row."""
+    expected = {trial_group_name(int(row["index"]), _text(row["name"])): int(row["index"]) for row in rows}
+    groups = {k for k, v in f["trials"].items() if isinstance(v, h5py.Group)}
+    r.problems += [f"/trials/{k}: missing (the clean close writes one group per row of /trials/table)"
+                   for k in sorted(set(expected) - groups)]
+    r.problems += [f"/trials/{k}: no row of /trials/table has this trial" for k in sorted(groups - set(expected))]
+    for k in sorted(set(expected) & groups):
+        if int(f["trials"][k].attrs.get("index", -1)) != expected[k]:
+            r.problems.append(f"/trials/{k}: attribute index {f['trials'][k].attrs.get('index')}, "
+                              f"the table says {expected[k]}")
 
 
 def _summary(r: VerifyReport) -> str:
     per_stream = ", ".join(f"{s.name} {s.samples}" + (f" up to t={s.last_s:.3f} s" if s.samples else "")
                            for s in r.streams) or "no streams"
     if r.complete:
-        head = "clean close"
+        head = "clean close" + (f", {len(r.problems)} problem(s)" if r.problems else "")
+    elif r.repaired_from:
+        head = (f"repaired copy of {r.repaired_from} (every HDF5 reader opens it as it is); that recording was not "
+                "closed cleanly: samples up to its last flush are here")
     else:
         head = ("not closed cleanly (the recorder was killed, crashed or stopped on an error such as a full disk): "
                 "samples up to the last flush are kept")
@@ -112,7 +223,7 @@ def _summary(r: VerifyReport) -> str:
              f"  events: {r.n_events}" + (f", last event {r.last_event}" if r.last_event else ""),
              f"  trials: {r.n_trials}"]
     lines += [f"  problem: {p}" for p in r.problems]
-    if not r.complete:
-        hint = "h5clear -s FILE" if shutil.which("h5clear") else "h5clear -s FILE (package hdf5-tools)"
-        lines.append(f"  uartlab and h5py (swmr=True) read it as it is; for MATLAB or h5dump first run {hint}")
+    if not r.complete and not r.repaired_from:
+        lines.append("  uartlab and h5py (swmr=True) read it as it is; for MATLAB or h5dump: "
+                     "uartlab verify --repair FILE writes a clean copy")
     return "\n".join(lines)

@@ -11,6 +11,16 @@ the session datasets (found by host time) rather than its own datasets. On a cle
 reopened without SWMR to write what SWMR could not: ``complete`` = True, the stop time and one
 ``/trials/NNNN_<name>`` group per trial with its attributes and per-stream sample ranges.
 
+Crash-safe from the first byte: a file at the session's path is always one HDF5 opens. HDF5 marks a file
+open for write from its first byte until SWMR starts, and a file killed in that state opens nowhere (nor with
+``swmr=True``). So the file is built under a hidden name in the same folder (``.<name>.<pid>.partial``), its
+metadata and every stream's datasets created there, SWMR switched on and flushed, and only then renamed into
+place with ``os.replace`` (atomic within a folder; the open handle follows the file). ``start()`` does it: a
+``RecordingSession`` calls it as soon as its streams are added, so the session file appears within
+milliseconds of the recording and before any sample. A kill before the rename leaves only the hidden file,
+which the next recorder in that folder removes (its process is gone, or it is older than any recorder
+keeps one) and logs.
+
 Every stream dataset is compressed (``StreamStorage``: deflate after shuffle, a checksum per chunk) and
 floats are stored at the precision their source has (``uartlab.schema``: the ADC's volts and the forces
 derived from them in float32, Motive's float32 markers as sent): a full-rate hour takes about a third of
@@ -19,7 +29,9 @@ cache), so a flush leaves nothing behind in memory that a failing disk would hav
 
 Writes never touch HDF5 on the caller's thread: ``write()`` copies the record into a per-stream
 pending list, and one writer thread appends everything pending to the datasets (one resize + one
-write per field) and flushes the file every ``flush_interval_s``.
+write per field) and flushes the file. A kill loses at most ``flush_interval_s``: the thread flushes
+twice per interval on fixed deadlines, so the samples' way to it (the hub's queue, the pending lists)
+and the flush itself have the other half.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import datetime as _dt
 import errno
 import hashlib
 import json
+import logging
 import os
 import shlex
 import socket
@@ -44,10 +57,16 @@ from uartlab import __version__
 from uartlab.errors import RecordingError
 from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
+logger = logging.getLogger(__name__)
+
 # The layout's name and version, the one declaration of it (app/record/player.py reads every version).
 SCHEMA = "uartlab.session/2"
 # Every layout this version reads, oldest first: /1 has no /clock, no column names or codes, flags as HDF5 bools.
 KNOWN_SCHEMAS = ("uartlab.session/1", SCHEMA)
+PARTIAL_SUFFIX = ".partial"   # a session file still being built: hidden, renamed into place once SWMR is on
+# A recorder holds its hidden file for milliseconds (metadata and datasets, then SWMR): one older than this
+# whose process may still run (a PID reused) is a leftover too.
+PARTIAL_MAX_AGE_S = 600.0
 # File format of HDF5 1.10 exactly: SWMR needs at least 1.10, and capping it there keeps the file readable
 # by HDF5 1.10 tools (Debian's h5dump) and MATLAB (R2021b+ ships 1.10); "latest" under HDF5 2.0 is not.
 LIBVER = ("v110", "v110")
@@ -119,6 +138,64 @@ class StreamStorage:
 
 COMPRESSED = StreamStorage()
 UNCOMPRESSED = StreamStorage(compression=None, level=None, shuffle=False, checksum=False)
+
+
+def trial_group_name(index: int, name: str) -> str:
+    """``0001_free_FDP``: "/" would nest groups (trial "free/FDP" as trials/0001_free/FDP), so it becomes "_"."""
+    return f"{index:04d}_{name.replace('/', '_')}"
+
+
+def write_trial_groups(f: h5py.File, trials: list[dict], streams: list[str]) -> None:
+    """One ``/trials/NNNN_<name>`` group per trial (rows of TRIAL_DTYPE as dicts), with each stream's rows:
+    what a clean close adds (and a repaired copy), as SWMR cannot create groups."""
+    times = {name: f["streams"][name][HOST_TIME][:] for name in streams}
+    for t in trials:
+        g = f["trials"].create_group(trial_group_name(t["index"], t["name"]))
+        g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
+        g.attrs["parameters_json"] = t["parameters_json"]
+        for key, value in json.loads(t["parameters_json"] or "{}").items():
+            if isinstance(value, str | int | float | bool):
+                g.attrs[f"param_{key}"] = value
+        stop = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
+        for name, t_s in times.items():
+            # [start, stop) rows of /streams/<name>: what h5read needs to read just this trial
+            g.attrs[f"{name}_rows"] = np.array([np.searchsorted(t_s, t["start_host_time_s"], "left"),
+                                                np.searchsorted(t_s, stop, "right")], dtype="i8")
+
+
+def remove_stale_partials(folder: str) -> list[str]:
+    """Remove the hidden files recorders killed while building them left in ``folder`` (none of them ever
+    was a session: nothing had been recorded into it yet); returns their paths, each said in the log."""
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(".") and n.endswith(PARTIAL_SUFFIX)]
+    except OSError:
+        return removed   # the recorder's own create says what is wrong with the folder
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            pid = int(name[: -len(PARTIAL_SUFFIX)].rsplit(".", 1)[1])
+            age_s = time.time() - os.stat(path).st_mtime
+        except (ValueError, IndexError, OSError):
+            continue   # not one of ours, or already gone
+        if _alive(pid) and age_s < PARTIAL_MAX_AGE_S:
+            continue   # another recorder is building it right now
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            removed.append(path)
+            logger.warning("removed %s: a session file a recorder was killed while creating (it held no samples)",
+                           path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True   # someone else's process
+    return True
 
 
 def _now_iso() -> str:
@@ -196,16 +273,22 @@ class SessionRecorder:
         self._events_flushed = 0
         self._ds: dict[str, dict[str, h5py.Dataset]] = {}
         self._wake = threading.Event()
+        self._first_written = threading.Event()   # the first samples are flushed at once, not at the next tick
         self._stop = threading.Event()
         self._error: RecordingError | None = None
         self._thread: threading.Thread | None = None
         self._trials: list[dict] = []
         self._closed = False
+        self._inode: int | None = None     # the file's, once it is at its path
+        folder, name = os.path.split(os.path.abspath(self.path))
+        self.removed_partials = remove_stale_partials(folder)
+        self._building = os.path.join(folder, f".{name}.{os.getpid()}{PARTIAL_SUFFIX}")
         try:
-            self._file = h5py.File(self.path, "w", libver=LIBVER, rdcc_nbytes=0)
+            self._file = h5py.File(self._building, "w", libver=LIBVER, rdcc_nbytes=0)
             self._write_metadata(metadata or {})
-            self._inode = os.stat(self.path).st_ino
         except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(self._building)
             raise RecordingError(self._explain(exc, "cannot create the session file")) from exc
 
     # ------------------------------------------------------------ set-up (before SWMR)
@@ -273,14 +356,20 @@ class SessionRecorder:
         self._pending[spec.name] = []
 
     def start(self) -> None:
-        """Switch to SWMR and start the writer thread (the first write, event or trial does it implicitly)."""
+        """Switch to SWMR, put the file at its path and start the writer thread (the first write, event or
+        trial does it implicitly; a RecordingSession calls it once its streams are added)."""
         with self._start_lock:  # writes, events and trials may arrive first from different threads
             if self._thread is not None:
                 return
             try:
-                self._file.swmr_mode = True
+                # What verify checks the streams against: written while attributes still may be.
+                self._file["streams"].attrs["declared"] = list(self.specs)
+                self._file.swmr_mode = True   # flushes: from here on the hidden file opens (swmr=True)
+                self._file.flush()
+                os.replace(self._building, self.path)
+                self._inode = os.stat(self.path).st_ino
             except OSError as exc:
-                raise RecordingError(self._explain(exc, "cannot start SWMR mode")) from exc
+                raise RecordingError(self._explain(exc, "cannot start the session file")) from exc
             self._thread = threading.Thread(target=self._run, name="session-recorder", daemon=True)
             self._thread.start()
 
@@ -303,6 +392,9 @@ class SessionRecorder:
                 return
             self._pending[record.stream].append(copy)
             self._pending_bytes += n_bytes
+        if not self._first_written.is_set():
+            self._first_written.set()
+            self._wake.set()
 
     def event(self, event: Event) -> None:
         self._check()
@@ -355,13 +447,23 @@ class SessionRecorder:
 
     # ------------------------------------------------------------ the writer thread
     def _run(self) -> None:
-        next_s = time.monotonic() + self.flush_interval_s
+        # Twice per interval, on absolute deadlines (a slow flush does not push the next one back): a sample
+        # waits at most half the interval for its flush, which leaves the other half for its way here and
+        # for the flush itself, so a kill loses at most flush_interval_s.
+        period_s = self.flush_interval_s / 2
+        next_s = time.monotonic() + period_s
+        first = True   # the first samples go to disk as they come: the file's first moments are not left to a tick
         while not self._stop.is_set():
             self._wake.wait(max(0.0, next_s - time.monotonic()))
             self._wake.clear()
-            if time.monotonic() < next_s and not self._stop.is_set():
+            now = time.monotonic()
+            if first and self._first_written.is_set() and now < next_s:
+                first = False   # off the schedule, which goes on as it was
+            elif now < next_s and not self._stop.is_set():
                 continue  # woken early by a trial change: handled at the next tick, well within the interval
-            next_s = time.monotonic() + self.flush_interval_s
+            else:
+                first = first and not self._first_written.is_set()
+                next_s = max(next_s + period_s, now)   # behind by more than a period: flush again at once
             with self._flush_lock:
                 self._drain()
             if self._error is not None:
@@ -545,6 +647,11 @@ class SessionRecorder:
         if self._closed:
             return
         self._closed = True
+        if self._thread is None and self._error is None:
+            try:  # nothing was recorded: the file still goes to its path, empty and complete
+                self.start()
+            except RecordingError as exc:
+                self._error = exc
         if self._thread is not None:
             self._stop.set()
             self._wake.set()
@@ -555,6 +662,9 @@ class SessionRecorder:
         self._ds.clear()  # drop our dataset handles before the file: none may outlive it into the GC
         with contextlib.suppress(OSError, RuntimeError):  # a failing disk may refuse it; the error says why
             self._file.close()
+        if self._inode is None:  # never started: no session file, and no hidden one left behind
+            with contextlib.suppress(OSError):
+                os.unlink(self._building)
         if error is not None:
             raise error
         try:
@@ -565,20 +675,7 @@ class SessionRecorder:
     def _finish(self) -> None:
         """Reopen without SWMR to write what SWMR forbids: trial groups, stop time and the complete flag."""
         with h5py.File(self.path, "r+", libver=LIBVER) as f:
-            streams = {name: f["streams"][name][HOST_TIME][:] for name in self.specs}
-            for t in self._trials:
-                # "/" would nest groups (a trial "free/FDP" as trials/0001_free/FDP): one group per trial.
-                g = f["trials"].create_group(f"{t['index']:04d}_{t['name'].replace('/', '_')}")
-                g.attrs.update({k: v for k, v in t.items() if k != "parameters_json"})
-                g.attrs["parameters_json"] = t["parameters_json"]
-                for key, value in json.loads(t["parameters_json"]).items():
-                    if isinstance(value, str | int | float | bool):
-                        g.attrs[f"param_{key}"] = value
-                stop = t["stop_host_time_s"] if not np.isnan(t["stop_host_time_s"]) else np.inf
-                for name, times in streams.items():
-                    # [start, stop) rows of /streams/<name>: what h5read needs to read just this trial
-                    g.attrs[f"{name}_rows"] = np.array([np.searchsorted(times, t["start_host_time_s"], "left"),
-                                                        np.searchsorted(times, stop, "right")], dtype="i8")
+            write_trial_groups(f, self._trials, list(self.specs))
             f.attrs["stop_time"] = _now_iso()
             # last, and 1 rather than True (an enum to MATLAB): a crash before this line leaves complete == 0
             f.attrs["complete"] = np.int8(1)

@@ -75,7 +75,7 @@ class Latest:
 
     def update(self, item, protocol_time) -> None:
         if not isinstance(item, Record):
-            if item.kind == EventKind.FAULT:
+            if item.kind == EventKind.FAULT and not item.replayed:   # a recorded fault is history, not this rig's
                 self.faults.append(f"{item.source}: {item.message}")
             return
         d, name = item.data, item.stream

@@ -99,7 +99,7 @@ def cal_file(tmp: Path, text: str | bytes) -> Path:
 
 def session_input(tmp: Path, kind: str, session: Path) -> Path:
     """A file that is not a usable session: empty, truncated, random bytes, another program's HDF5, a
-    folder, missing, or under a regular file."""
+    session of a schema this uartlab does not read, a folder, missing, or under a regular file."""
     path = tmp / "in.h5"
     if kind == "empty":
         write(path, b"")
@@ -116,6 +116,10 @@ def session_input(tmp: Path, kind: str, session: Path) -> Path:
         path.mkdir()
     elif kind == "under_file":
         path = blocker(tmp) / "in.h5"
+    elif kind == "newer":  # a session file of a layout this uartlab does not read
+        shutil.copy(session, path)
+        with h5py.File(path, "r+") as f:
+            f.attrs["schema"] = "uartlab.session/99"
     elif kind == "headless":  # a uartlab file whose streams group lost its datasets (edited by hand)
         shutil.copy(session, path)
         with h5py.File(path, "r+") as f:
@@ -124,7 +128,7 @@ def session_input(tmp: Path, kind: str, session: Path) -> Path:
     return path
 
 
-SESSION_KINDS = ("empty", "truncated", "random", "foreign", "folder", "missing", "under_file", "headless")
+SESSION_KINDS = ("empty", "truncated", "random", "foreign", "newer", "folder", "missing", "under_file", "headless")
 
 
 def session_cmd(command: str, path: Path, tmp: Path) -> list[str]:

@@ -127,3 +127,39 @@ def test_replay_keeps_the_chosen_speed_or_says_how_far_behind(qtbot, window, twi
     # the player never dropped the time: drawn again, the plots catch up with the schedule
     qtbot.waitUntil(lambda: (window.on_status(), panel.pace.text() == "playing at 1x")[1], timeout=5000)
     assert window.errors == []
+
+
+def _session_with_alerts(path) -> list[tuple[float, EventKind, str, str]]:
+    """3 s of the rig's declared streams (daq samples) and a trip, an E-stop and a fault in them."""
+    from uartlab.app.record.writer import SessionRecorder
+    from uartlab.schema import daq_spec, declared_specs
+    from uartlab.streams import Event, Record
+
+    events = [(101.0, EventKind.PHASE, "runner", "ACTUATE"),
+              (101.5, EventKind.TRIP, "runner", "tendon FDP 41.2 N over the 40 N limit"),
+              (102.0, EventKind.ESTOP, "operator", "tendon caught"),
+              (102.2, EventKind.FAULT, "daq", "the DAQ stopped answering")]
+    with SessionRecorder(path, {"operator": "t"}, flush_interval_s=0.1) as rec:
+        for spec in declared_specs(rate_hz=100.0).values():
+            rec.add_stream(spec)
+        daq = daq_spec(100.0)
+        t = 100.0 + np.arange(300) / 100.0
+        rec.write(Record(daq.name, t, {f.name: np.zeros((300, *f.shape), f.dtype) for f in daq.fields}))
+        for e in events:
+            rec.event(Event(*e))
+    return events
+
+
+def test_the_files_trips_estops_and_faults_are_shown_at_their_time_and_latch_nothing(qtbot, window, tmp_path):
+    events = _session_with_alerts(tmp_path / "alerts.h5")
+    t0 = open_session(qtbot, window, tmp_path / "alerts.h5")
+    window.replay_panel.speed_combo.setCurrentText("5")
+    window.replay_panel.play_button.click()
+    log = window.log.toPlainText
+    qtbot.waitUntil(lambda: "the DAQ stopped answering" in log(), timeout=10000)
+    for t_s, kind, source, message in events:   # each at its time in the file, as the live rig's are logged
+        assert f"(replay, t = {t_s - t0:.2f} s) {kind} [{source}] {message}" in log(), log()
+    assert not window.ops.estop_latched and window.errors == []   # a recorded E-stop and fault are history
+    window.on_status()
+    assert not window.interlock_label.text().startswith(("E-STOP", "INTERLOCK TRIP")), window.interlock_label.text()
+    window.grab().save(str(tmp_path / "replayed_alerts.png"))   # what the operator saw, kept with the test

@@ -200,3 +200,23 @@ def test_replay_cli_prints_a_summary(session, capsys):
     assert f"daq {len(written['daq'])}" in out and "complete" in out
     with pytest.raises(ValueError, match="speed"):
         replay_cli.parse_speed("-2")
+
+
+def test_the_files_events_are_marked_replayed_and_come_at_their_time(session):
+    """As the live rig publishes them (app/run/state.py and the window act on none of these: they are history)."""
+    path, _ = session
+    rig = ReplayRig(path, speed=1.0)
+    sub = rig.hub.subscribe("consumer", maxsize=100_000)
+    rig.start()
+    t_first, arrived = rig.file.time_span_s()[0], []
+    wall0 = time.monotonic()
+    deadline = wall0 + 10
+    while len(arrived) < len(EVENTS) and time.monotonic() < deadline:
+        item = sub.get(timeout_s=0.01)
+        if isinstance(item, Event):
+            arrived.append((item, time.monotonic() - wall0))
+    rig.stop()
+    assert [(e.host_time_s, e.kind, e.replayed) for e, _ in arrived] == [(t, k, True) for t, k, _ in EVENTS]
+    for e, after_s in arrived:   # not before its time; on a busy machine possibly later
+        assert after_s >= e.host_time_s - t_first - 0.02, (e, after_s)
+

@@ -122,6 +122,7 @@ def write_v1(path) -> None:
                        ("outcome", h5py.string_dtype("utf-8", 64))])
         f.create_group("trials")["table"] = np.array([(1, b"free/FDP", b"free_motion", b"{}", 1, 1.0, 1.01,
                                                        b"settled")], dtype=tr)
+        f["trials"].create_group("0001_free_FDP").attrs.update({"index": 1, "name": "free/FDP"})   # a clean close's
 
 
 def test_a_schema_1_file_still_reads_and_exports(tmp_path):

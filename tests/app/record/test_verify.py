@@ -1,4 +1,4 @@
-"""`uartlab verify`: clean, killed, corrupted and foreign files; exit codes; what h5dump shows."""
+"""`uartlab verify`: clean, killed, corrupted, incomplete and foreign files; exit codes; what h5dump shows."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from uartlab.app.cli.main import main
 from uartlab.app.record.verify import EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE, verify
-from uartlab.app.record.writer import SessionRecorder
-from uartlab.streams import Event, FieldSpec, Record, StreamSpec
+from uartlab.app.record.writer import KNOWN_SCHEMAS, SessionRecorder
+from uartlab.schema import daq_spec, declared_specs
+from uartlab.streams import Event, EventKind, FieldSpec, Record, StreamSpec
 
 DAQ = StreamSpec("daq", "twin", (FieldSpec("volts", "f8", (13,), "V", "analog inputs"),), 1000.0)
 
@@ -115,3 +116,105 @@ def test_h5clear_makes_a_killed_file_open_for_h5dump(killed_file):
     time.sleep(0.01)
     assert subprocess.run(["h5dump", "-H", killed_file], capture_output=True).returncode == 0
     assert verify(killed_file).exit_code == EXIT_INCOMPLETE  # still says it was not closed cleanly
+
+
+# ------------------------------------------------------------------ completeness against the declarations
+def _rig_session(path, close: bool = True, trial_stop_s: float | None = 1.5) -> SessionRecorder:
+    """A session of the rig's declared streams (uartlab.schema), one trial, a fault event."""
+    rec = SessionRecorder(path, {"operator": "t"}, flush_interval_s=0.05)
+    for spec in declared_specs(rate_hz=100.0).values():
+        rec.add_stream(spec)
+    daq = daq_spec(100.0)
+    for i in range(3):
+        t = 1.0 + i + np.arange(100) / 100
+        rec.write(Record(daq.name, t, {f.name: np.full((100, *f.shape), i, dtype=f.dtype) for f in daq.fields}))
+    rec.event(Event(1.2, EventKind.FAULT, "daq", "overflow"))
+    rec.begin_trial("free/FDP", "short", {"pose": "Flex"}, 0, host_time_s=1.1)
+    if trial_stop_s is not None:
+        rec.end_trial("settled", host_time_s=trial_stop_s)
+    if close:
+        rec.close()
+    else:
+        rec.flush()
+    return rec
+
+
+def _edit(path, change) -> None:
+    with h5py.File(path, "r+") as f:
+        change(f)
+
+
+def _problems(path) -> list[str]:
+    return verify(path).problems
+
+
+def test_a_clean_rig_session_has_no_problem(tmp_path):
+    _rig_session(tmp_path / "s.h5")
+    report = verify(tmp_path / "s.h5")
+    assert report.exit_code == EXIT_CLEAN and report.problems == [], report.summary
+    assert {s.name for s in report.streams} == set(declared_specs())
+
+
+@pytest.mark.parametrize(("change", "line"), [
+    (lambda f: f["streams"].__delitem__("daq"), "/streams/daq: missing (the session declared it)"),
+    (lambda f: f.__delitem__("events"), "/events: missing"),
+    (lambda f: f["trials"].__delitem__("table"), "/trials/table: missing"),
+    (lambda f: f["streams/daq/pot_V"].resize((250, 6)), "/streams/daq: dataset lengths differ"),
+    (lambda f: f["streams/daq"].__delitem__("gauge_V"), "/streams/daq/gauge_V: missing (a field of the stream)"),
+    (lambda f: f["trials"].__delitem__("0001_free_FDP"), "/trials/0001_free_FDP: missing (the clean close writes"),
+    (lambda f: f["streams"].attrs.__delitem__("declared"), "/streams: no 'declared' attribute"),
+])
+def test_an_incomplete_file_fails_with_one_line_naming_the_dataset(tmp_path, change, line, capsys):
+    _rig_session(tmp_path / "s.h5")
+    _edit(tmp_path / "s.h5", change)
+    report = verify(tmp_path / "s.h5")
+    assert report.exit_code == EXIT_INCOMPLETE, report.summary
+    assert any(p.startswith(line) for p in report.problems), report.problems
+    assert run_main(tmp_path / "s.h5") == EXIT_INCOMPLETE
+    assert f"  problem: {line}" in capsys.readouterr().out
+
+
+def _trial_times(f, start_s: float, stop_s: float) -> None:
+    rows = f["trials/table"][:]
+    rows["start_host_time_s"], rows["stop_host_time_s"] = start_s, stop_s
+    f["trials/table"][:] = rows
+
+
+@pytest.mark.parametrize(("start_s", "stop_s", "line"), [
+    (1.5, 1.2, "stops at 1.200 s, before its start 1.500 s"),
+    (50.0, 51.0, "start 50.000 s is outside the session (1.000 to 3.990 s)"),
+    (1.1, 70.0, "stop 70.000 s is after the session's end (3.990 s)"),
+    (1.1, np.nan, "never stopped"),
+])
+def test_trials_inconsistent_with_the_session_are_problems(tmp_path, start_s, stop_s, line):
+    _rig_session(tmp_path / "s.h5")
+    _edit(tmp_path / "s.h5", lambda f: _trial_times(f, start_s, stop_s))
+    assert any(p.startswith("/trials/table row 0 (trial 1 'free/FDP'): ") and line in p
+               for p in _problems(tmp_path / "s.h5")), _problems(tmp_path / "s.h5")
+
+
+def test_a_trial_running_at_a_crash_is_no_problem(tmp_path):
+    _rig_session(tmp_path / "s.h5", trial_stop_s=None)   # closed with the trial running: a problem
+    assert any("never stopped" in p for p in _problems(tmp_path / "s.h5"))
+    _edit(tmp_path / "s.h5", lambda f: f.attrs.__setitem__("complete", np.int8(0)))   # as a crash leaves it
+    report = verify(tmp_path / "s.h5")
+    assert report.exit_code == EXIT_INCOMPLETE and report.problems == [], report.problems
+
+
+@pytest.mark.parametrize("schema", ["uartlab.session/9", "uartlab.session/0"])
+def test_a_schema_this_version_does_not_know_is_refused(tmp_path, schema, capsys):
+    _rig_session(tmp_path / "s.h5")
+    _edit(tmp_path / "s.h5", lambda f: f.attrs.__setitem__("schema", schema))
+    report = verify(tmp_path / "s.h5")
+    assert report.exit_code == EXIT_UNREADABLE
+    assert run_main(tmp_path / "s.h5") == EXIT_UNREADABLE
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (f"uartlab verify: {tmp_path / 's.h5'}: schema {schema!r} is not one this uartlab reads "
+                    f"({', '.join(sorted(KNOWN_SCHEMAS))})")
+
+
+def test_every_known_schema_is_read(tmp_path):
+    for i, schema in enumerate(sorted(KNOWN_SCHEMAS)):
+        _rig_session(tmp_path / f"s{i}.h5")
+        _edit(tmp_path / f"s{i}.h5", lambda f, schema=schema: f.attrs.__setitem__("schema", schema))
+        assert verify(tmp_path / f"s{i}.h5").exit_code == EXIT_CLEAN

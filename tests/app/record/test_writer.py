@@ -20,7 +20,7 @@ from uartlab import __version__
 from uartlab.app.record.logs import event_level
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.verify import verify
-from uartlab.app.record.writer import SCHEMA, RecordingError, SessionRecorder
+from uartlab.app.record.writer import PARTIAL_SUFFIX, SCHEMA, RecordingError, SessionRecorder
 from uartlab.streams import Event, EventKind, FieldSpec, Record, StreamSpec
 
 DAQ = StreamSpec("daq", "USB-6210 twin", (FieldSpec("volts", "f8", (13,), "V", "analog inputs ai0..ai12"),
@@ -238,3 +238,67 @@ def test_vanished_folder_stops_with_clear_error(tmp_path):
         rec.write(Record("daq", np.zeros(1), {"volts": np.zeros((1, 13)), "sample_index": np.zeros(1)}))
     with pytest.raises(RecordingError, match="vanished"):
         rec.close()
+
+
+# ------------------------------------------------------------------ the file exists only as one HDF5 opens
+def test_the_file_appears_at_its_path_only_once_swmr_is_on(tmp_path):
+    path = tmp_path / "s.h5"
+    rec = SessionRecorder(path, META, flush_interval_s=0.1)
+    rec.add_stream(DAQ)
+    (building,) = tmp_path.iterdir()                   # the metadata and datasets, under a hidden name
+    assert building.name.startswith(".s.h5.") and building.name.endswith(PARTIAL_SUFFIX)
+    assert not path.exists()
+    rec.start()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"]
+    with h5py.File(path, "r", swmr=True) as f:         # before any sample: opens, every stream declared
+        assert list(f["streams"].attrs["declared"]) == ["daq"] and f["streams/daq/volts"].shape == (0, 13)
+    rec.close()
+    assert verify(path).exit_code == 0
+
+
+def test_a_session_without_a_sample_is_still_a_complete_file(tmp_path):
+    rec = SessionRecorder(tmp_path / "s.h5", META)
+    rec.add_stream(DAQ)
+    rec.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.h5"] and verify(tmp_path / "s.h5").exit_code == 0
+
+
+def _killed_while_building(path: str) -> None:
+    SessionRecorder(path, META).add_stream(DAQ)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_recorder_killed_while_building_leaves_no_session_and_the_next_one_removes_its_leftover(tmp_path, caplog):
+    p = multiprocessing.get_context("fork").Process(target=_killed_while_building, args=(str(tmp_path / "a.h5"),))
+    p.start()
+    p.join()
+    (left,) = tmp_path.iterdir()
+    assert left.name == f".a.h5.{p.pid}{PARTIAL_SUFFIX}"   # no a.h5: nothing that does not open
+    with caplog.at_level(logging.WARNING, logger="uartlab.app.record.writer"):
+        rec = SessionRecorder(tmp_path / "b.h5", META)
+    assert rec.removed_partials == [str(left)] and not left.exists()
+    assert f"removed {left}: a session file a recorder was killed while creating (it held no samples)" in caplog.text
+    rec.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.h5"]
+
+
+def test_another_recorders_file_being_built_is_left_alone(tmp_path):
+    first = SessionRecorder(tmp_path / "a.h5", META)   # this process is alive: its hidden file is in use
+    second = SessionRecorder(tmp_path / "b.h5", META)
+    assert second.removed_partials == []
+    first.close()
+    second.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "b.h5"]
+
+
+def test_flushes_come_twice_per_interval_on_fixed_deadlines(tmp_path):
+    """So that a kill loses at most flush_interval_s: a sample waits at most half of it for its flush."""
+    flushed_at: list[float] = []
+    rec = SessionRecorder(tmp_path / "s.h5", META, flush_interval_s=0.2, on_flush=lambda _: flushed_at.append(
+        time.monotonic()))
+    rec.add_stream(DAQ)
+    rec.start()
+    time.sleep(1.05)
+    rec.close()
+    gaps = np.diff(flushed_at[:-1])   # the last is close()'s own
+    assert len(gaps) >= 7 and np.median(gaps) == pytest.approx(0.1, abs=0.02), gaps

@@ -1,0 +1,121 @@
+"""`uartlab verify --repair`: a clean copy of what a session file holds, for tools that do not read SWMR files.
+
+A file whose writer was killed still carries HDF5's "open for write" flag: uartlab and h5py (``swmr=True``)
+read it, MATLAB and h5dump refuse it. The repaired copy is written from scratch without SWMR and closed, so
+every HDF5 reader opens it as it is. It holds every object of the original (the configuration, every
+stream, the events, the trials table, whatever else the file has) with each stream cut to its whole samples
+(a crash in the middle of a flush leaves fields longer than ``host_time_s``), an empty events or trials table
+where the original lost one, and the ``/trials/NNNN_<name>`` groups a clean close would have written.
+``complete`` stays what it was (0: the recording did not end cleanly); ``repaired_from`` and ``repair_notes``
+say where the copy comes from and what it lost. The original is never written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+from uartlab.app.record.player import _open_hdf5, _text
+from uartlab.app.record.verify import verify
+from uartlab.app.record.writer import EVENT_DTYPE, LIBVER, TRIAL_DTYPE, TRIAL_FIELDS, _now_iso, write_trial_groups
+from uartlab.errors import InputFileError
+from uartlab.streams import HOST_TIME
+
+
+@dataclass
+class RepairReport:
+    source: str
+    out: str
+    lost: list[str] = field(default_factory=list)   # one line per stream or table that lost something
+
+    @property
+    def summary(self) -> str:
+        said = "; ".join(self.lost) if self.lost else ("every sample, event and trial the file holds is in the copy "
+                                                         "(what came after its last flush was never on disk)")
+        return f"{self.out}: clean copy of {self.source}: {said}"
+
+
+def default_out(path: str | os.PathLike) -> Path:
+    """``<name>.repaired.h5`` beside the original."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.repaired{p.suffix or '.h5'}")
+
+
+def repair(path: str | os.PathLike, out: str | os.PathLike | None = None) -> RepairReport:
+    """Write the clean copy to ``out`` (default ``default_out(path)``). InputFileError naming the file when
+    it is not a session this uartlab reads, ``out`` is the original, or ``out`` exists (nothing is overwritten)."""
+    path = os.fspath(path)
+    report = verify(path)
+    if not report.readable:
+        raise InputFileError(f"cannot repair: {report.summary}")
+    target = Path(out) if out is not None else default_out(path)
+    if target.exists():
+        same = target.resolve() == Path(path).resolve()
+        raise InputFileError(f"{target}: " + ("is the file to repair; the copy goes to another name (-o OUT)" if same
+                                              else "exists; give the copy another name (-o OUT)"))
+    result = RepairReport(path, str(target))
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        with _open_hdf5(path) as src, h5py.File(partial, "w", libver=LIBVER) as dst:
+            _copy(src, dst, result)
+            dst.attrs["repaired_from"] = os.path.abspath(path)
+            dst.attrs["repaired_time"] = _now_iso()
+            dst.attrs["repair_notes"] = "; ".join(result.lost) or "nothing lost"
+        os.replace(partial, target)   # the copy appears whole or not at all
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return result
+
+
+def _copy(src: h5py.File, dst: h5py.File, result: RepairReport) -> None:
+    dst.attrs.update(dict(src.attrs))
+    for name, obj in src.items():
+        if name not in ("streams", "trials"):
+            src.copy(obj, dst, name=name)
+    streams = dst.create_group("streams")
+    original = src.get("streams")
+    declared: list[str] = []
+    if isinstance(original, h5py.Group):
+        streams.attrs.update(dict(original.attrs))
+        declared = [_text(n) for n in original.attrs.get("declared", [])]
+        for name, g in original.items():
+            if isinstance(g, h5py.Group):
+                src.copy(g, streams, name=name)
+                _cut_to_whole_samples(streams[name], name, float(g.attrs.get("nominal_rate_hz", np.nan)), result)
+    result.lost += [f"{n}: the whole stream (not in the file)" for n in declared if n not in streams]
+    if "events" not in dst:
+        dst.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
+        result.lost.append("events: the whole table (not in the file; the copy has an empty one)")
+    trials = dst.create_group("trials")
+    table = src.get("trials/table")
+    if isinstance(table, h5py.Dataset) and table.dtype.names and not set(TRIAL_FIELDS) - set(table.dtype.names):
+        src.copy(table, trials, name="table")
+        rows = [{k: (_text(row[k]) if table.dtype[k].kind in "SOU" else row[k].item()) for k in TRIAL_FIELDS}
+                for row in trials["table"][:]]
+        running = [r for r in rows if np.isnan(r["stop_host_time_s"])]
+        result.lost += [f"trial {r['index']} {r['name']!r}: ended by the crash (no stop time; its rows run to the "
+                        "end of the data)" for r in running]
+        write_trial_groups(dst, rows, [n for n in streams if HOST_TIME in streams[n]])
+    else:
+        trials.create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE, chunks=(64,))
+        result.lost.append("trials: the whole table (not in the file or not a table of trials; the copy has an "
+                           "empty one)")
+
+
+def _cut_to_whole_samples(g: h5py.Group, name: str, rate_hz: float, result: RepairReport) -> None:
+    lengths = {k: d.shape[0] for k, d in g.items() if isinstance(d, h5py.Dataset) and d.shape}
+    if not lengths:
+        return
+    n = min(lengths.values())
+    dropped = max(lengths.values()) - n
+    if not dropped:
+        return
+    for d in g.values():
+        if isinstance(d, h5py.Dataset) and d.shape and d.shape[0] > n:
+            d.resize((n, *d.shape[1:]))
+    seconds = f", ~{dropped / rate_hz:.3f} s at {rate_hz:g} Hz" if np.isfinite(rate_hz) and rate_hz > 0 else ""
+    result.lost.append(f"{name}: {dropped} partial rows dropped ({n} whole samples kept{seconds})")
