@@ -18,19 +18,23 @@ from uartlab.schema import actuators_spec
 
 pytestmark = pytest.mark.realtime
 
+# The small pull first: a replayed trial spans the runner's rows of its plan index, from the pretension on,
+# so its first ticks can still see the tension the previous trial left (a big pull first would lend its peak
+# to the small one's window).
 TWO_TRIALS = """
 [suite]
 name = "two"
 repeats = 1
 [[trial]]
-name = "ED"
-pose = "Flex"
-pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
-return = true
-[[trial]]
 name = "FDS"
 pose = "Flex"
 pulls = [{ tendon = "FDS", amplitude_mm = 2.0, duration_s = 1.0 }]
+return = true
+
+[[trial]]
+name = "ED"
+pose = "Flex"
+pulls = [{ tendon = "ED", amplitude_mm = 10.0, duration_s = 1.0 }]
 return = true
 """
 
@@ -66,7 +70,7 @@ def test_the_recorded_limits_trip_nothing_and_tighter_ones_name_the_trials_that_
     out = capsys.readouterr().out
     assert "0 of 2 trials would have tripped" in out, out
     assert [line.split()[:3] for line in out.splitlines() if line.split()[:1] in (["ED"], ["FDS"])] == \
-        [["ED", "1", "completed"], ["FDS", "1", "completed"]]
+        [["FDS", "1", "completed"], ["ED", "1", "completed"]]
 
     # A limit between the two trials' peaks: the ED pull went over it, the small FDS pull did not.
     peaks = peak_tendon_force_N(path)
@@ -75,7 +79,7 @@ def test_the_recorded_limits_trip_nothing_and_tighter_ones_name_the_trials_that_
     assert main(["run", str(suite), "--replay", str(path), "--max-tendon-force", f"{limit:.2f}", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["limits"]["max_tendon_force_N"] == pytest.approx(limit, abs=0.01)
-    ed, fds = report["trials"]
+    fds, ed = report["trials"]
     assert (ed["trial"], ed["outcome"], ed["check"], ed["subject"]) == ("ED", "tripped", "force", "ED")
     assert ed["limit"] == pytest.approx(limit, abs=0.01) and limit < ed["value"] <= peaks["ED"] * 1.05
     assert 0 <= ed["at_s"] <= 3.0 and "over the limit" in ed["reason"]
