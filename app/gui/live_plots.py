@@ -176,30 +176,18 @@ class _Plot:
         meas = data.get(s.measured.stream, s.measured.field)
         self.waiting.setVisible(meas is None)
         if meas is not None and meas.n:
-            t, y = meas.view()
-            x = t - now_s
-            ys = y * s.scale
-            for i, curve in enumerate(self.measured):
-                curve.setData(x, ys[i])
-            points += x.size * len(self.measured)
+            ys, n = _draw(self.measured, meas, now_s, s.scale)
+            points += n
             lo, hi = _finite_range(ys, lo, hi)
         model = data.get(s.model.stream, s.model.field) if s.model else None
         if model is not None and model.n:
-            tm, ym = model.view()
-            xm = tm - now_s
-            yms = ym * s.scale
-            for i, curve in enumerate(self.model[: ym.shape[0]]):
-                curve.setData(xm, yms[i])
-            points += xm.size * len(self.model)
+            yms, n = _draw(self.model, model, now_s, s.scale)
+            points += n
             lo, hi = _finite_range(yms, lo, hi)
         res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual and self.res else None
         if res is not None and res.n:
-            tr, yr = res.view()
-            xr = tr - now_s
-            r = yr * s.scale
-            for i, curve in enumerate(self.res[: r.shape[0]]):
-                curve.setData(xr, r[i])
-            points += xr.size * len(self.res)
+            r, n = _draw(self.res, res, now_s, s.scale)
+            points += n
             self._fit(self.residual, *_finite_range(r, np.inf, -np.inf))
         self._fit(self.item, lo, hi)
         return points
@@ -225,6 +213,17 @@ class _Plot:
         vals = " ".join(f"{n} {v * self.spec.scale:.2f}" if np.isfinite(v) else f"{n} –"
                         for n, v in zip(self.spec.names, latest, strict=False))
         return f"<b>{self.spec.key}</b>: {vals} {self.spec.unit}"
+
+
+def _draw(curves: list, ring, now_s: float, scale: float) -> tuple[np.ndarray, int]:
+    """One ring's newest view onto its curves (one per row), seconds before ``now_s``, scaled to the plot's
+    unit; returns the scaled rows and the points handed over."""
+    t, y = ring.view()
+    x = t - now_s
+    ys = y * scale
+    for i, curve in enumerate(curves[: ys.shape[0]]):
+        curve.setData(x, ys[i])
+    return ys, x.size * len(curves)
 
 
 def _finite_range(y: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
