@@ -15,10 +15,12 @@ as ``gap_before`` on the next block it gets), never the DAQ buffer. An overflow 
 estimated from the host clock. No loss is silent: for consecutive blocks a, b the consumer sees
 ``b.first_sample_index == a.first_sample_index + len(a.volts) + b.gap_before``.
 
-Time base (kept simple on purpose): sample i is at ``t0_s + i / rate_hz``. ``t0_s`` starts as the host
-monotonic time just after the task started (the clock cannot have started later) and is lowered to
-``host_time - (index of the block's last sample) / rate`` whenever a block gives a smaller value: a block
-can only arrive after its last sample was taken, so the minimum over blocks is the tightest estimate.
+Time base (kept simple on purpose): sample i is at ``t0_s + i / (rate_hz x time_scale)`` host seconds.
+``t0_s`` starts as the host monotonic time just after the task started (the clock cannot have started later)
+and is lowered to ``host_time - (index of the block's last sample) / (rate x time_scale)`` whenever a block
+gives a smaller value: a block can only arrive after its last sample was taken, so the minimum over blocks
+is the tightest estimate. ``time_scale`` is 1 for the hardware; a twin run at N x speed samples N x faster
+against the host, and a reader that assumed 1x would think itself ahead while it falls behind for good.
 No drift model: the 6210 timebase is 50 ppm (3 ms per minute); the recorder keeps host times as well.
 """
 
@@ -104,8 +106,9 @@ class Usb6210:
     def __init__(self, device: str = "Dev1", pot_channels: str | None = "ai0:5", reference_channel: str | None = "ai6",
                  gauge_channels: str | None = "ai8:13", rate_hz: float = 1000.0, block_samples: int | None = None,
                  grpc_options: GrpcSessionOptions | None = None, buffer_s: float = 2.0,
-                 on_event: Callable[[DaqEvent], None] | None = None):
+                 on_event: Callable[[DaqEvent], None] | None = None, time_scale: float = 1.0):
         self.device, self.rate_hz, self.grpc_options, self.on_event = device, float(rate_hz), grpc_options, on_event
+        self.samples_per_host_s = self.rate_hz * float(time_scale)   # the sample clock against the host's
         self.name = f"USB-6210 {device}"
         pots = parse_channels(pot_channels, "pot_channels")
         ref = parse_channels(reference_channel, "reference_channel")
@@ -284,10 +287,10 @@ class Usb6210:
             block = AnalogBlock(host_s, next_index, self.rate_hz, np.ascontiguousarray(data.T), self.channel_names,
                                 gap_before=gap)
             last_index = next_index + k - 1
-            self.t0_s = min(self.t0_s, host_s - last_index / self.rate_hz)
-            latency_s = host_s - (self.t0_s + last_index / self.rate_hz)
+            self.t0_s = min(self.t0_s, host_s - last_index / self.samples_per_host_s)
+            latency_s = host_s - (self.t0_s + last_index / self.samples_per_host_s)
             self.stats.last_latency_s, self.stats.max_latency_s = latency_s, max(self.stats.max_latency_s, latency_s)
-            behind = latency_s > 2 * n / self.rate_hz
+            behind = latency_s > 2 * n / self.samples_per_host_s
             next_index, gap = next_index + k, 0
             self._deliver(block)
 
@@ -301,7 +304,7 @@ class Usb6210:
             task.stop()
             restart_s = time.monotonic()
             task.start()
-        lost = max(0, round((restart_s - self.t0_s) * self.rate_hz) - next_index)
+        lost = max(0, round((restart_s - self.t0_s) * self.samples_per_host_s) - next_index)
         self.stats.overflows += 1
         self.stats.restarts += 1
         self.stats.samples_lost += lost

@@ -70,7 +70,7 @@ def _usb6210(config: RigConfig, time_scale: float, grpc_options) -> AnalogInput:
     block_host_s = DAQ_BLOCK_S * max(1.0, time_scale)
     return Usb6210(d.device, d.pots, d.reference or None, d.gauges or None, d.rate_hz,
                    block_samples=max(1, round(d.rate_hz * block_host_s * time_scale)),
-                   buffer_s=DAQ_BUFFER_S * time_scale, grpc_options=grpc_options)
+                   buffer_s=DAQ_BUFFER_S * time_scale, grpc_options=grpc_options, time_scale=time_scale)
 
 
 # ------------------------------------------------------------------ mocap

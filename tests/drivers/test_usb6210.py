@@ -121,10 +121,17 @@ def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(
     assert np.all(np.abs(lag_s) < 0.01), lag_s
 
 
-def test_a_late_reader_takes_what_piled_up_in_one_read_and_is_current_again(make_daq):
+@pytest.mark.parametrize("time_scale", [1.0, 2.0])
+def test_a_late_reader_takes_what_piled_up_in_one_read_and_is_current_again(daq_plant, make_daq, time_scale):
     """A reader thread starved for a while (a busy PC) reads the backlog in one call rather than one call per
-    block, each a round trip to the device: behind a slow RPC it would never catch up."""
-    daq = make_daq(rate_hz=RATE_HZ, buffer_s=1.0)
+    block, each a round trip to the device: behind a slow RPC it would never catch up. Also on a twin run at
+    2x, whose sample clock runs twice as fast against the host: a reader that took it for 1x thought itself
+    ahead while it fell behind for good, and the rig's stale-stream interlock tripped a run with samples flowing."""
+    if time_scale == 1.0:
+        daq = make_daq(rate_hz=RATE_HZ, buffer_s=1.0)
+    else:
+        twin = DaqTwin(daq_plant, time_scale=time_scale).start()
+        daq = make_daq(on=twin, rate_hz=RATE_HZ, buffer_s=1.0 * time_scale, time_scale=time_scale)
     daq.start()
     blocks = take(daq, 2)
     real_read, stall_s, stalled = daq._reader.read_many_sample, 0.3, threading.Event()
@@ -141,10 +148,16 @@ def test_a_late_reader_takes_what_piled_up_in_one_read_and_is_current_again(make
     assert_accounted_for(blocks)
     sizes = [len(b.volts) for b in blocks]
     catch_up = next(i for i, n in enumerate(sizes) if n > daq.block_samples)
-    assert sizes[catch_up] >= 0.8 * stall_s * RATE_HZ, sizes    # the backlog, at once
+    assert sizes[catch_up] >= 0.8 * stall_s * RATE_HZ * time_scale, sizes    # the backlog, at once
     assert all(n == daq.block_samples for n in sizes[catch_up + 1:]), sizes
-    lag_s = np.array([b.host_time_s - b.sample_times_s(daq.t0_s)[-1] for b in blocks[catch_up + 1:]])
-    assert np.all(np.abs(lag_s) < 0.05), lag_s                  # current again
+    # current again: each block's last sample was taken just before it arrived, on the host's clock
+    newest_s = [daq.t0_s + (b.first_sample_index + len(b.volts) - 1) / (RATE_HZ * time_scale)
+                for b in blocks[catch_up + 1:]]
+    lag_s = np.array([b.host_time_s for b in blocks[catch_up + 1:]]) - newest_s
+    assert np.all(np.abs(lag_s) < 0.05), lag_s
+    if time_scale != 1.0:
+        daq.stop()
+        twin.stop()
 
 
 # ------------------------------------------------------------ configuration and failures
