@@ -2,7 +2,8 @@
 
 Prints a live summary per stream (samples replayed, rate in recorded samples per wall second) about
 once a second - or, on a terminal, a progress bar of the file's seconds played on stderr - and a final
-line per stream; Ctrl-C stops.
+line per stream; Ctrl-C stops. The file's events are logged at their recorded time and their kind's level,
+as the live rig logs them (a trip or E-stop as a warning; trials and steady states with -v), marked replayed.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def parse_speed(text: str | float) -> float | str:
 
 def main(args: argparse.Namespace) -> int:
     speed = parse_speed(getattr(args, "speed", 1.0))
+    from uartlab.app.record.logs import log_event
     from uartlab.app.record.player import ReplayRig
+    from uartlab.streams import Event
 
     rig = ReplayRig(args.file, speed=speed, loop=bool(getattr(args, "loop", False)))
     as_json = bool(getattr(args, "json", False))
@@ -58,7 +61,10 @@ def main(args: argparse.Namespace) -> int:
     quiet = logging.getLogger().getEffectiveLevel() > logging.WARNING  # -q: the final lines only
     try:
         with progress(f"replay {args.file}", total=math.ceil(span_s), unit="s") as played:
-            for _ in rig.records():
+            for item in rig.items():
+                if isinstance(item, Event):
+                    log_event(item)
+                    continue
                 now = time.monotonic()
                 if now - last_tick >= 0.2:  # the file's seconds played (--loop: of this pass)
                     last_tick = now

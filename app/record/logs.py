@@ -46,8 +46,10 @@ def event_level(kind: EventKind | str) -> int:
 
 
 def log_event(event) -> None:
-    """One rig event (``uartlab.streams.Event``) as a log record at its kind's level."""
-    events_log.log(event_level(event.kind), "%s [%s] %s", event.kind, event.source, event.message)
+    """One rig event (``uartlab.streams.Event``) as a log record at its kind's level; one played back from a
+    file says so (it was recorded then, nothing acts on it now)."""
+    events_log.log(event_level(event.kind), "%s%s [%s] %s", "replayed " if event.replayed else "", event.kind,
+                   event.source, event.message)
 
 
 class _QuietFileHandler(logging.FileHandler):

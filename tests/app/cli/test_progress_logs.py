@@ -239,6 +239,21 @@ def test_replay_shows_the_seconds_played_when_forced_and_q_keeps_only_the_summar
     assert "done in" in quiet.stdout and "t=" not in quiet.stdout
 
 
+def test_replay_logs_the_files_events_at_their_levels_marked_replayed(twin_session_file):
+    """A twin run's own file: its trials, phases and steady states come back as the live run logged them."""
+    from uartlab.app.record.player import SessionFile
+
+    with SessionFile(twin_session_file) as f:
+        recorded = [e for e in f.events() if logs.event_level(e.kind) >= logging.INFO]
+    assert any(e.kind == "trial" for e in recorded)
+    proc = uartlab("replay", str(twin_session_file), "--speed", "max", "-v")
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("replayed ")]
+    assert said == [f"replayed {e.kind} [{e.source}] {e.message}" for e in recorded]
+    plain = uartlab("replay", str(twin_session_file), "--speed", "max")   # warnings only: none in this run
+    assert plain.returncode == 0 and "replayed " not in plain.stderr
+
+
 SHORT_SUITE = short_suite_toml()
 
 
