@@ -374,10 +374,10 @@ def test_twin_rig_end_to_end_the_live_model_runs_beside_the_experiment(tmp_path,
         assert rms_deg < 1.5, (index, rms_deg, said)
         measured_fdp = d["tendon_force_N"][mine, 0] + d["residual_tendon_force_N"][mine, 0]
         rms_fdp = np.sqrt(np.mean(d["residual_tendon_force_N"][mine, 0] ** 2))
-        # On a quiet machine 0.04-0.05 N against a 2.9 N swing; in the full suite on a busy 2-core machine the
-        # contact trial's was 0.43-0.55 N (cause not found yet). A model that lost the tendon would be off by
-        # half the swing (~1.4 N).
-        assert rms_fdp < 0.25 * np.ptp(measured_fdp), (index, rms_fdp, np.ptp(measured_fdp))
+        # 0.04-0.05 N against a 2.9 N swing. (It was 0.43-0.55 N in the full suite on a busy machine while the
+        # DAQ reader took the 2x twin's sample clock for 1x and fell behind: the measured tensions came late.)
+        # A model that lost the tendon would be off by half the swing (~1.4 N).
+        assert rms_fdp < 0.1 * np.ptp(measured_fdp), (index, rms_fdp, np.ptp(measured_fdp))
     contact, free = scored & (d["trial_index"] == 0), scored & (d["trial_index"] == 1)
     assert np.degrees(np.ptp(d["joint_angles_rad"][free], axis=0)).max() > 4.0
     tip = np.linalg.norm(d["measured_fingertip_force_N"][contact], axis=1)
