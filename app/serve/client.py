@@ -76,6 +76,20 @@ def who_am_i() -> str:
     return f"{getpass.getuser()}@{_socket.gethostname()} pid {os.getpid()}"
 
 
+def _sent(socket: zmq.Socket, message: bytes, deadline_s: float) -> bool:
+    """Send by ``deadline_s`` (monotonic); False if the socket could not take it by then. A DEALER with no
+    peer blocks in send (ZeroMQ: "no peers at all"), and a connection the core refused (a client without a
+    key it knows: the CURVE handshake fails) leaves none: a plain send would wait forever."""
+    left_ms = int(max(0.0, deadline_s - time.monotonic()) * 1000)
+    if not socket.poll(left_ms, zmq.POLLOUT):
+        return False
+    try:
+        socket.send(message, flags=zmq.NOBLOCK)
+    except zmq.Again:
+        return False
+    return True
+
+
 class CoreClient:
     def __init__(self, base: str | None = None, *, timeout_s: float = CONNECT_TIMEOUT_S, subscribe: bool = True,
                  streams: Iterable[str] | None = None, attach_history: bool = False, keys_dir: Path | None = None,
@@ -132,8 +146,11 @@ class CoreClient:
     def request_frames(self, op: str, timeout_s: float = REQUEST_TIMEOUT_S, **args: Any) -> tuple[Any, list]:
         with self._lock:
             request_id = next(self._ids)
-            self._command.send(wire.dumps({"op": op, "id": request_id, "who": self.who, "args": args}))
             deadline = time.monotonic() + timeout_s
+            if not _sent(self._command, wire.dumps({"op": op, "id": request_id, "who": self.who, "args": args}),
+                         deadline):
+                raise NoCoreError(f"no rig core takes requests at {self.ends.base} within {timeout_s:g} s"
+                                  + (" (start one: uartlab rig serve)" if op == "hello" else ""))
             while True:
                 left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
                 if not self._command.poll(left_ms):
@@ -172,8 +189,10 @@ class CoreClient:
             if self._estop_socket is None:
                 self._estop_socket = self._socket(zmq.DEALER, self.ends.estop)
             request_id = next(self._ids)
-            self._estop_socket.send(wire.dumps({"id": request_id, "reason": reason, "who": self.who}))
             deadline = time.monotonic() + timeout_s
+            if not _sent(self._estop_socket, wire.dumps({"id": request_id, "reason": reason, "who": self.who}),
+                         deadline):
+                raise NoCoreError(f"no rig core takes the E-stop at {self.ends.base} within {timeout_s:g} s")
             while True:
                 left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
                 if not self._estop_socket.poll(left_ms):
