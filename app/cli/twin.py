@@ -111,13 +111,9 @@ def run_up(args: argparse.Namespace) -> int:
 
     require("rig")  # before the twins load: they speak the real devices' protocols through the [rig] packages
     from uartlab.app.rig.twin_control import TwinControlServer
-    from uartlab.app.run import realtime
     from uartlab.drivers.twins.rig import TwinRig
 
     config = build_config(args)
-    # A twin stands for devices with processors of their own, which a busy PC never starves: its threads go
-    # ahead of ordinary load as the rig core's do (before they start, so they inherit it), where allowed.
-    realtime.prepare_process(who="the twin rig")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
