@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -209,6 +210,22 @@ def mounted_tmpfs(folder, size_mb: int):
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def killed_after_a_flush(path, make_recorder) -> str:
+    """``path`` as a recorder killed -9 leaves it: ``make_recorder(path)`` in a forked child, flushed, then the
+    child kills itself (no close, no atexit: what a crash or an operator's kill -9 leaves)."""
+    def child() -> None:
+        make_recorder(str(path)).flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    import multiprocessing
+
+    p = multiprocessing.get_context("fork").Process(target=child)
+    p.start()
+    p.join()
+    assert p.exitcode == -signal.SIGKILL
+    return str(path)
 
 
 class ScriptedRig:

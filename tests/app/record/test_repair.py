@@ -3,16 +3,15 @@ saying what was lost; the original is never written."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
-import signal
 import subprocess
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+from conftest import killed_after_a_flush
 from uartlab.app.cli.main import main
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.repair import default_out, repair
@@ -40,19 +39,9 @@ def _record(path: str) -> SessionRecorder:
     return rec
 
 
-def _killed_child(path: str) -> None:
-    _record(path).flush()
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
 @pytest.fixture
 def crashed(tmp_path) -> str:
-    path = str(tmp_path / "crashed.h5")
-    p = multiprocessing.get_context("fork").Process(target=_killed_child, args=(path,))
-    p.start()
-    p.join()
-    assert p.exitcode == -signal.SIGKILL
-    return path
+    return killed_after_a_flush(tmp_path / "crashed.h5", _record)
 
 
 def _h5dump(path) -> subprocess.CompletedProcess:

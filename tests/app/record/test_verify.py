@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 import shutil
-import signal
 import subprocess
 import time
 
 import h5py
 import numpy as np
 import pytest
+from conftest import killed_after_a_flush
 from uartlab.app.cli.main import main
 from uartlab.app.record.verify import EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_UNREADABLE, verify
 from uartlab.app.record.writer import KNOWN_SCHEMAS, SessionRecorder
@@ -33,20 +31,11 @@ def _write(path, n_blocks: int = 5, close: bool = True) -> SessionRecorder:
     return rec
 
 
-def _killed_child(path: str) -> None:
-    rec = _write(path, close=False)
-    rec.flush()
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 @pytest.fixture
 def killed_file(tmp_path):
-    path = str(tmp_path / "killed.h5")
-    p = multiprocessing.get_context("fork").Process(target=_killed_child, args=(path,))
-    p.start()
-    p.join()
-    assert p.exitcode == -signal.SIGKILL
-    return path
+    return killed_after_a_flush(tmp_path / "killed.h5", lambda path: _write(path, close=False))
 
 
 def run_main(path, as_json=False) -> int:
