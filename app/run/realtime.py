@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 SWITCH_INTERVAL_S = 0.0005
 # est.: above every normal thread, well below the kernel's own (IRQ threads 50, watchdog 99).
 FIFO_PRIORITY = 20
-ESTOP_PRIORITY = FIFO_PRIORITY + 1   # the E-stop's thread sleeps until a request, then goes ahead of the loop
 NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
 
 _enabled = True
@@ -98,14 +97,13 @@ def _renice_threads(nice: int) -> int:
     return raised
 
 
-def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_RAISE,
-                          who: str = "control loop") -> Scheduling:
+def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_RAISE) -> Scheduling:
     """On the calling thread: SCHED_FIFO if allowed, else a raised nice if allowed, else nothing. Logged once."""
     if not _enabled:
         return Scheduling("normal", "real-time setup turned off")
     result = _try_fifo(fifo_priority) or _try_nice(nice) or Scheduling(
         "normal", "no SCHED_FIFO or negative nice allowed (needs root, CAP_SYS_NICE or an rtprio limit)")
-    _log_once(f"sched {who} {result.policy}", f"{who} scheduling: {result.policy} ({result.detail})")
+    _log_once(f"sched {result.policy}", f"control loop scheduling: {result.policy} ({result.detail})")
     return result
 
 

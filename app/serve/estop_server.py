@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 
 import zmq
-from uartlab.app.run import realtime
 from uartlab.app.serve import keys, wire
 
 log = logging.getLogger(__name__)
@@ -35,9 +34,6 @@ class EstopServer:
         return self
 
     def _run(self) -> None:
-        # Asleep in poll until a request, then a short burst: real-time where allowed (above the control loop,
-        # which it stops), so a busy machine cannot keep it waiting for a core.
-        realtime.raise_thread_priority(realtime.ESTOP_PRIORITY, who="E-stop")
         try:
             while not self._stop.is_set():
                 if not self.socket.poll(POLL_MS):
