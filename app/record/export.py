@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,19 +50,13 @@ def _worded(f: FieldSpec) -> bool:
 
 
 def _text(value) -> str:
-    if isinstance(value, np.float32) and math.isfinite(value):
-        return str(value)   # the shortest text that reads back to the same float32 (not its double's 17 digits)
-    if isinstance(value, float | np.floating):
-        v = float(value)
-        return repr(v) if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Inf" if v > 0 else "-Inf"))
-    if isinstance(value, bool | np.bool_):
-        return "1" if value else "0"
-    return str(value.item() if isinstance(value, np.generic) else value)
+    """One value as its CSV text (``_texts`` of a one-element array: one rule for every value written)."""
+    return str(_texts(np.asarray([value]))[0])
 
 
 def _texts(values: np.ndarray) -> np.ndarray:
-    """``_text`` of every element at once (numpy's float-to-text is the same shortest round-trip text as
-    ``repr``, per element in C): a DAQ stream is millions of rows."""
+    """Every element's CSV text at once: floats as the shortest text that reads back to the same value (numpy's
+    float-to-text, per element in C; a float32 the shortest for a float32), NaN/Inf/-Inf, flags 0/1."""
     if values.dtype == np.bool_:
         return np.where(values, "1", "0")
     out = values.astype(str)
