@@ -304,6 +304,7 @@ class DaqTask:
         """Hardware-like sample clock: sample i is due at t0 + i / (rate x time_scale) in wall time."""
         rate_per_wall_s = self.rate_Hz * self.time_scale
         total = self.samps_per_chan if self.sample_mode == FINITE else None
+        per_chunk = max(1, int(rate_per_wall_s * CHUNK_S))  # one wake per block, as the board's USB transfers
         t0, produced = time.monotonic(), 0
         self._t0_wall_s = time.time()
         while not stop.is_set():
@@ -333,7 +334,8 @@ class DaqTask:
                     self.cond.notify_all()
                     if self.done:
                         return
-            stop.wait(min(CHUNK_S, max(0.0, (produced + 1) / rate_per_wall_s - (time.monotonic() - t0))))
+            next_wake = produced + per_chunk if total is None else min(produced + per_chunk, total)
+            stop.wait(min(CHUNK_S, max(0.0, next_wake / rate_per_wall_s - (time.monotonic() - t0))))
 
     def _armed(self) -> bool:
         """A trigger waits for an edge; the twin's PFI inputs never see one."""

@@ -454,10 +454,11 @@ class DxlBusTwin:
         # real-time scheduling the twin waits it out on the CPU, as a sleep would hand the CPU away and on a
         # busy machine getting it back can take longer than the SDK's whole packet timeout (~34 ms).
         due = self._heard_at + s.get("Return Delay Time") * mx64.RETURN_DELAY_US_PER_UNIT * 1e-6
-        if self.realtime:
-            time.sleep(max(0.0, due - time.monotonic()))
-        while time.monotonic() < due:
-            pass
+        if due > time.monotonic():  # the driver sets the delay to 0: no syscall then, and no GIL handed over
+            if self.realtime:
+                time.sleep(max(0.0, due - time.monotonic()))
+            while time.monotonic() < due:
+                pass
         fault = self.faults.take()
         if fault == "drop":
             self.stats.errors["dropped"] += 1

@@ -18,6 +18,7 @@ Behaviour and its sources (shared/device-notes.md, "OptiTrack NatNet"; the real 
 
 from __future__ import annotations
 
+import math
 import socket
 import struct
 import threading
@@ -25,7 +26,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 from uartlab.drivers.natnet import packets as nn
 from uartlab.drivers.natnet.decode import decode_packet
 from uartlab.drivers.natnet.descriptions import MarkerSetDescription, RigidBodyDescription, RigidBodyMarkerDescription
@@ -57,10 +57,26 @@ def counted_without_header(data: bytes) -> bytes:
 
 
 def quaternions_xyzw(rotations: list[np.ndarray]) -> list[tuple[float, float, float, float]]:
-    """Rotation matrices -> unit quaternions in NatNet's order (qx, qy, qz, qw), with qw >= 0."""
-    q = Rotation.from_matrix(np.stack(rotations)).as_quat()  # scipy is scalar-last, as NatNet; one call for all
-    q *= np.where(q[:, 3:] < 0, -1.0, 1.0)
-    return [tuple(float(x) for x in row) for row in q]  # type: ignore[misc]
+    """Rotation matrices -> unit quaternions in NatNet's order (qx, qy, qz, qw), with qw >= 0.
+
+    Direct (the largest of 4qw², 4qx², 4qy², 4qz² picks the well-conditioned formula): a frame's four bones
+    cost microseconds here, where scipy's Rotation spends ~120 us of the stream thread's time per frame."""
+    quats = []
+    for (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) in np.asarray(rotations, dtype=float).tolist():
+        four_sq = (1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22, 1 + m00 + m11 + m22)
+        k = max(range(4), key=four_sq.__getitem__)
+        s = 0.5 / math.sqrt(four_sq[k])
+        if k == 0:
+            q = (0.25 / s, (m01 + m10) * s, (m02 + m20) * s, (m21 - m12) * s)
+        elif k == 1:
+            q = ((m01 + m10) * s, 0.25 / s, (m12 + m21) * s, (m02 - m20) * s)
+        elif k == 2:
+            q = ((m02 + m20) * s, (m12 + m21) * s, 0.25 / s, (m10 - m01) * s)
+        else:
+            q = ((m21 - m12) * s, (m02 - m20) * s, (m10 - m01) * s, 0.25 / s)
+        sign = math.copysign(1.0, q[3]) / math.hypot(*q)
+        quats.append((q[0] * sign, q[1] * sign, q[2] * sign, q[3] * sign))
+    return quats
 
 
 @dataclass

@@ -21,7 +21,7 @@ from uartlab.drivers.natnet.packets import (
     MessageId,
     ServerInfo,
 )
-from uartlab.drivers.twins.motive import BONES, MARKER_SET, MotiveTwin
+from uartlab.drivers.twins.motive import BONES, MARKER_SET, MotiveTwin, quaternions_xyzw
 from uartlab.drivers.twins.plant import Plant, PlantConfig
 
 RATE_HZ = 100.0  # PlantConfig default: Flex V100:R2
@@ -102,6 +102,17 @@ def test_frames_at_the_camera_rate_carry_the_plants_kinematics(client, plant):
         assert all(0 < b.mean_error_m < 5 * plant.config.marker_noise_m for b in f.rigid_bodies)
         assert f.transmit_ticks > f.camera_data_received_ticks > f.camera_mid_exposure_ticks
     assert client.stats.gaps == client.stats.malformed == client.stats.out_of_order == 0
+
+
+def test_bone_orientations_are_the_rotations_quaternions_with_qw_not_negative():
+    """Every branch of the matrix-to-quaternion conversion, half-turns included, against scipy's."""
+    half_turns = [Rotation.from_rotvec(np.pi * axis).as_matrix() for axis in np.eye(3)]
+    matrices = [*Rotation.random(500, random_state=3).as_matrix(), *half_turns, np.eye(3)]
+    got = np.array(quaternions_xyzw(matrices))
+    want = Rotation.from_matrix(np.stack(matrices)).as_quat()
+    want *= np.where(want[:, 3:] < 0, -1.0, 1.0)
+    assert (got[:, 3] >= 0).all()
+    assert np.minimum(abs(got - want).max(axis=1), abs(got + want).max(axis=1)).max() < 1e-12  # qw = 0: either sign
 
 
 def test_frames_follow_the_plant_when_it_moves(client, plant):
