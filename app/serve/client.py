@@ -76,12 +76,16 @@ def who_am_i() -> str:
     return f"{getpass.getuser()}@{_socket.gethostname()} pid {os.getpid()}"
 
 
+def _ms_left(deadline_s: float) -> int:
+    """Whole milliseconds until ``deadline_s`` (monotonic), 0 once it has passed: ZeroMQ's poll timeout."""
+    return int(max(0.0, deadline_s - time.monotonic()) * 1000)
+
+
 def _sent(socket: zmq.Socket, message: bytes, deadline_s: float) -> bool:
     """Send by ``deadline_s`` (monotonic); False if the socket could not take it by then. A DEALER with no
     peer blocks in send (ZeroMQ: "no peers at all"), and a connection the core refused (a client without a
     key it knows: the CURVE handshake fails) leaves none: a plain send would wait forever."""
-    left_ms = int(max(0.0, deadline_s - time.monotonic()) * 1000)
-    if not socket.poll(left_ms, zmq.POLLOUT):
+    if not socket.poll(_ms_left(deadline_s), zmq.POLLOUT):
         return False
     try:
         socket.send(message, flags=zmq.NOBLOCK)
@@ -152,8 +156,7 @@ class CoreClient:
                 raise NoCoreError(f"no rig core takes requests at {self.ends.base} within {timeout_s:g} s"
                                   + (" (start one: uartlab rig serve)" if op == "hello" else ""))
             while True:
-                left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
-                if not self._command.poll(left_ms):
+                if not self._command.poll(_ms_left(deadline)):
                     raise NoCoreError(f"no rig core answers at {self.ends.base} within {timeout_s:g} s"
                                                   + (" (start one: uartlab rig serve)" if op == "hello" else ""))
                 frames = self._command.recv_multipart(copy=False)
@@ -194,8 +197,7 @@ class CoreClient:
                          deadline):
                 raise NoCoreError(f"no rig core takes the E-stop at {self.ends.base} within {timeout_s:g} s")
             while True:
-                left_ms = int(max(0.0, deadline - time.monotonic()) * 1000)
-                if not self._estop_socket.poll(left_ms):
+                if not self._estop_socket.poll(_ms_left(deadline)):
                     raise NoCoreError(f"no rig core acknowledged the E-stop at {self.ends.base} "
                                                   f"within {timeout_s:g} s")
                 reply = wire.loads(self._estop_socket.recv())
