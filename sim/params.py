@@ -18,6 +18,7 @@ import numpy as np
 import tomli_w
 from uartlab.sim.errors import ParameterError
 from uartlab.sim.names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
+from uartlab.sim.toml_commented import commented_toml
 from uartlab.sim.toml_lines import decode_error, line_of_key
 
 SCHEMA = "uartlab.finger-params/1"
@@ -66,6 +67,9 @@ class FingerParams:
     moment_arm_cos_fe: np.ndarray      # (9, 4) bool: multiply by cos(theta_MCP_FE)
     stick_time_s: float = 0.004
     source: str = field(default="<defaults>", compare=False)
+    # The TOML text this set was read from (or derived from by ``replace``): ``to_toml`` writes into it,
+    # keeping its provenance comments.
+    template: str = field(default="", compare=False, repr=False)
 
     # ---------------------------------------------------------------- construction
     @classmethod
@@ -88,17 +92,20 @@ class FingerParams:
         return cls.from_toml_text(text, source=str(path))
 
     @classmethod
-    def from_toml_text(cls, text: str, source: str = "<text>") -> FingerParams:
+    def from_toml_text(cls, text: str, source: str = "<text>", template: str | None = None) -> FingerParams:
+        """Parse and validate ``text``; ``template`` (default: ``text``) is what ``to_toml`` writes into."""
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line, reason = decode_error(exc, text)
             raise ParameterError("", f"not valid TOML: {reason}", source=source, line=line) from None
-        return _Reader(doc, text, source).build()
+        return _Reader(doc, text, source, text if template is None else template).build()
 
     def to_toml(self, path: str | Path | None = None) -> str:
-        """Serialise with unit-suffixed keys; write to ``path`` if given. Round-trips exactly."""
-        text = tomli_w.dumps(_to_doc(self))
+        """Serialise with unit-suffixed keys into the text this set was read from, its comments kept (a
+        changed value's comment says what it replaced); write to ``path`` if given. Round-trips exactly."""
+        doc = _to_doc(self)
+        text = commented_toml(self.template, doc) if self.template else tomli_w.dumps(doc)
         if path is not None:
             Path(path).write_text(text)
         return text
@@ -106,7 +113,7 @@ class FingerParams:
     def replace(self, **changes: Any) -> FingerParams:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
         new = dataclasses.replace(self, **changes)
-        return FingerParams.from_toml_text(new.to_toml(), source=self.source)
+        return FingerParams.from_toml_text(tomli_w.dumps(_to_doc(new)), source=self.source, template=self.template)
 
     def perturbed(self, fraction: float, seed: int) -> FingerParams:
         """A seeded random variation: every stiffness, mass, friction, contact and moment-arm value
@@ -148,8 +155,8 @@ class FingerParams:
 class _Reader:
     """Walks a parsed TOML document, converting units and refusing bad values with file:line: key."""
 
-    def __init__(self, doc: dict, text: str, source: str):
-        self.doc, self.text, self.source = doc, text, source
+    def __init__(self, doc: dict, text: str, source: str, template: str):
+        self.doc, self.text, self.source, self.template = doc, text, source, template
 
     def fail(self, key: str, reason: str):
         raise ParameterError(key, reason, source=self.source, line=line_of_key(self.text, key))
@@ -275,6 +282,7 @@ class _Reader:
             coulomb_coefficient_m=mu_c, contact=contact, interaction_point_m=ip,
             bone_mass_kg=mass, bone_com_m=com, bone_inertia_kgm2=inertia,
             moment_arm_coeffs=coeffs, moment_arm_cos_fe=cos_fe, stick_time_s=stick, source=self.source,
+            template=self.template,
         )
 
     def _scalar_or_list(self, key: str, n: int) -> np.ndarray:
@@ -380,11 +388,18 @@ def _to_doc(p: FingerParams) -> dict:
         entry: dict[str, Any] = {}
         for joint in GROUP_JOINTS[group]:
             j = JOINTS.index(joint)
-            entry[f"{joint}_mm"] = lst(p.moment_arm_coeffs[g, j], MM)
+            entry[f"{joint}_mm"] = _polynomial(lst(p.moment_arm_coeffs[g, j], MM))
             if p.moment_arm_cos_fe[g, j]:
                 entry[f"{joint}_times_cos_MCP_FE"] = True
         doc["moment_arms"][group] = entry
     return doc
+
+
+def _polynomial(coeffs: list[float]) -> list[float]:
+    """Coefficients without their trailing zero terms (at least the constant), as the files write them."""
+    while len(coeffs) > 1 and coeffs[-1] == 0.0:
+        coeffs = coeffs[:-1]
+    return coeffs
 
 
 def _compact(values: np.ndarray) -> float | list[float]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from uartlab.app.cli.main import main
 from uartlab.sim import FingerParams, ParameterError
 
 DEFAULTS = (Path(__file__).parents[2] / "sim" / "data" / "uart.toml").read_text()
@@ -40,6 +41,34 @@ def test_toml_round_trip_is_exact(params, tmp_path):
                  "input_stiffness_N_per_m", "em_stiffness_N_per_m"):
         np.testing.assert_allclose(getattr(again, name), getattr(params, name), err_msg=name)
     assert again.contact == params.contact
+
+
+def test_the_defaults_written_out_are_the_shipped_file_with_every_comment(tmp_path):
+    """`uartlab sim params -o` (the defaults), and a lab's own file passed back with --params: byte for byte."""
+    out = tmp_path / "defaults.toml"
+    assert main(["sim", "params", "-o", str(out)]) == 0
+    assert out.read_text() == DEFAULTS
+    ours = DEFAULTS.replace("a_N = 0.258", "a_N = 0.3  # our lab's fit, 2026-11", 1)
+    (tmp_path / "ours.toml").write_text(ours)
+    assert main(["sim", "params", "--params", str(tmp_path / "ours.toml"), "-o", str(tmp_path / "again.toml")]) == 0
+    assert (tmp_path / "again.toml").read_text() == ours
+
+
+def test_a_changed_value_is_written_exactly_and_says_what_it_replaced(params):
+    stiffness = params.input_stiffness_N_per_m.copy()
+    stiffness[0] = 312.5
+    changed = params.replace(input_stiffness_N_per_m=stiffness, em_mass_kg=params.em_mass_kg * 1.1)
+    text = changed.to_toml()
+    line = next(x for x in text.splitlines() if x.startswith("input_stiffness_N_per_mm"))
+    assert "FDP = 0.3125" in line and line.endswith("# was 0.3: paper T3 (SEA torsion spring, 0.3 +- 0.03; "
+                                                      "units per papers/README)")
+    assert "# was 0.129: paper T3" in text
+    unchanged = [x for x in DEFAULTS.splitlines() if "input_stiffness" not in x and "em_mass_kg" not in x]
+    assert unchanged == [x for x in text.splitlines() if "input_stiffness" not in x and "em_mass_kg" not in x]
+    again = FingerParams.from_toml_text(text)
+    np.testing.assert_array_equal(again.input_stiffness_N_per_m, changed.input_stiffness_N_per_m)
+    np.testing.assert_array_equal(again.em_mass_kg, changed.em_mass_kg)
+    assert again.to_toml() == text
 
 
 def test_perturbed_is_seeded_and_round_trips(params):
