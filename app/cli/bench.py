@@ -65,6 +65,11 @@ def add_parser(sub) -> None:
                             help="seconds per tried rate (default --seconds)")
     bench_loop.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
     bench_loop.set_defaults(run=_bench("uartlab.app.bench.loop", needs="rig"))
+    bench_compare = bench_sub.add_parser("compare", help="`uartlab compare` on one full session: one process "
+                                         "beside every core")
+    bench_compare.add_argument("--repeats", type=positive_int, default=2, help="runs of each (median)")
+    bench_compare.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_compare.set_defaults(run=_bench("uartlab.app.bench.compare"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
                                      "beside a bare `python -c pass`")
     bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")

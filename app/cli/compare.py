@@ -12,6 +12,8 @@ import argparse
 import json
 import os
 
+from uartlab.app.cli.types import positive_int
+
 
 def add_parser(sub) -> None:
     compare = sub.add_parser("compare", help="re-simulate recorded trials and compare with the model "
@@ -23,6 +25,8 @@ def add_parser(sub) -> None:
     compare.add_argument("--out", metavar="DIR", help="report folder (default: compare_<first session name>)")
     compare.add_argument("--trials", metavar="GLOB", help="only trials whose name matches, e.g. 'contact/Curl/*'")
     compare.add_argument("--no-figures", action="store_true", help="tables and CSV only (faster)")
+    compare.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                         help="processes drawing the figures (default: one per core)")
     compare.add_argument("--json", action="store_true", help="print the summary as JSON instead of text tables")
     compare.add_argument("--progress", action="store_true", help="progress as lines on stderr for another program "
                          "to read ('progress: STEP: DONE/TOTAL'), not a bar")
@@ -30,7 +34,7 @@ def add_parser(sub) -> None:
 
 
 def run(sessions: list[str], params: str | None = None, params_b: str | None = None, out: str | None = None,
-        trials_glob: str | None = None, figures: bool = True):
+        trials_glob: str | None = None, figures: bool = True, workers: int | None = None):
     """Compare, with progress on stderr; the report folder is checked writable before the re-simulations.
     A session without trials is skipped with a one-line note on stderr; the others are compared."""
     from uartlab.app.cli.paths import writable_folder
@@ -53,7 +57,7 @@ def run(sessions: list[str], params: str | None = None, params_b: str | None = N
         comparison = compare(trials, sets, [os.path.abspath(s) for s in sessions], skipped, on_progress=tick)
     with progress("compare: drawing figures", total=figure_count(comparison) if figures else 0,
                   unit="figure") as drew:
-        written = write_report(comparison, out, figures=figures, on_figure=drew)
+        written = write_report(comparison, out, figures=figures, on_figure=drew, workers=workers)
     step("compare: done", 1, 1)
     return comparison, written
 
@@ -65,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
 
     with lines(bool(getattr(args, "progress", False))):
         comparison, written = run(args.sessions, args.params, args.params_b, args.out, args.trials,
-                                  not args.no_figures)
+                                  not args.no_figures, args.workers)
     if args.json:
         print(json.dumps(summary_json(comparison, written), indent=2))
     else:

@@ -37,9 +37,10 @@ def write_csv(table: Table, path: str) -> None:
             w.writerow([_csv_value(v) for v in row])
 
 
-def write_report(c: Comparison, out_dir: str, figures: bool = True, on_figure=None) -> dict:
+def write_report(c: Comparison, out_dir: str, figures: bool = True, on_figure=None,
+                 workers: int | None = None) -> dict:
     """Write CSVs, transient curves, figures and report.html into out_dir; returns what was written.
-    ``on_figure(done, total)``: called after each figure is drawn."""
+    ``on_figure(done, total)``: called after each figure is drawn; ``workers``: processes drawing them."""
     os.makedirs(os.path.join(out_dir, "transients"), exist_ok=True)
     tables = all_tables(c)
     for t in tables:
@@ -47,7 +48,7 @@ def write_report(c: Comparison, out_dir: str, figures: bool = True, on_figure=No
     for g in c.groups:
         header, values = transient_columns(c, g)
         write_csv(Table("", "", header, values.tolist()), os.path.join(out_dir, "transients", f"{slug(g.name)}.csv"))
-    figs = write_figures(c, out_dir, on_figure) if figures else {}
+    figs = write_figures(c, out_dir, on_figure, workers) if figures else {}
     path = os.path.join(out_dir, "report.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write(_html(c, tables, figs))
