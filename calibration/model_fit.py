@@ -20,6 +20,7 @@ not a fit failure.
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 
@@ -85,8 +86,10 @@ def set_params(params: FingerParams, values: dict[str, float]) -> FingerParams:
     damping = params.joint_damping_Nms_per_rad
     if "damping" in values:  # one damping for all four joints, as the paper's Table 3
         damping = np.full(4, values["damping"])
-    return params.replace(coulomb_coefficient_m=values.get("coulomb", params.coulomb_coefficient_m),
-                          joint_damping_Nms_per_rad=damping, contact=contact)
+    # dataclasses.replace, not params.replace: these are a start value times a positive factor, and the
+    # TOML round trip that validates a user's change costs as much as a short trial's simulation.
+    return dataclasses.replace(params, coulomb_coefficient_m=values.get("coulomb", params.coulomb_coefficient_m),
+                               joint_damping_Nms_per_rad=damping, contact=contact)
 
 
 def simulate_recording(params: FingerParams, rec: TrialRecording) -> tuple[np.ndarray, np.ndarray]:
@@ -189,8 +192,11 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
         return [start[n] * float(np.exp(v)) for n, v in zip(names, z, strict=True)]
 
     def batch(zs: list[np.ndarray]) -> list[np.ndarray]:
-        tasks = [(params, names, values_of(z), recs) for z in zs]
-        return _run_batch(tasks, executor, count, on_progress)
+        # One task per trial and parameter vector: a fit's step asks for one to three vectors at a time, so
+        # vectors alone would leave all but one or two workers idle; trials keep every worker busy.
+        tasks = [(params, names, values_of(z), [rec]) for z in zs for rec in recs]
+        out = _run_batch(tasks, executor, count, on_progress)
+        return [np.concatenate(out[k * len(recs):(k + 1) * len(recs)]) for k in range(len(zs))]
 
     cache: dict[bytes, np.ndarray] = {}
 

@@ -70,6 +70,10 @@ def add_parser(sub) -> None:
     bench_compare.add_argument("--repeats", type=positive_int, default=2, help="runs of each (median)")
     bench_compare.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_compare.set_defaults(run=_bench("uartlab.app.bench.compare"))
+    bench_fit = bench_sub.add_parser("fit", help="a model-parameter fit on one worker process beside two")
+    bench_fit.add_argument("--repeats", type=positive_int, default=1, help="fits on each (median)")
+    bench_fit.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_fit.set_defaults(run=_bench("uartlab.app.bench.fit", needs="rig"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
                                      "beside a bare `python -c pass`")
     bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
