@@ -210,11 +210,14 @@ class Finger:
         record_dt: float = 0.01,
         rtol: float = 1e-6,
         inertia: np.ndarray | None = None,
+        stick_point_m: np.ndarray | None = None,
     ) -> SimResult:
         """Run from x0 with the given tendon excursions until the paper's steady state (or t_max).
 
         ``method`` "rk4" (fixed step ``dt``, the paper's) or "dopri5" (adaptive, ``rtol``).
         The joint inertias default to the diagonal of M(q) at the start pose (see dynamics.py).
+        ``stick_point_m``: where the pad sticks to the surface at the start (world, m), so the shear springs
+        start loaded (a measured start's shear force); default: placed under the pad at first touch, unloaded.
         """
         inp = inputs if isinstance(inputs, np.ndarray) else sigmoid_inputs(list(inputs))
         end = inputs_end_s(inp)
@@ -224,6 +227,8 @@ class Finger:
             raise ValueError("dt and record_dt must be > 0")
         x = np.ascontiguousarray(x0.array if isinstance(x0, FingerState) else x0, dtype=float).copy()
         aux = np.zeros(N_AUX)
+        if stick_point_m is not None:
+            aux[0], aux[1:] = 1.0, np.asarray(stick_point_m, dtype=float)
         inertia = self.joint_inertias(x[8:12]) if inertia is None else np.asarray(inertia, dtype=float)
         surf = self._surface(surface)
         start = time.perf_counter()

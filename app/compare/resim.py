@@ -8,7 +8,10 @@ So: joint angles and input tensions as measured (clipped into the ROM and to >= 
 outside), EM segments balanced by ``Finger.initial_state``, spring torques and speeds zero; the surface plane
 at the measured surface angle touching the pad, pressed in by the deflection that gives the measured normal
 force under *this* parameter set's contact law (F_N = a |dZ|^b, dZ in mm): the deflection itself is not
-measured, the force is.
+measured, the force is. The shear too starts as measured (the paper's Fig. 16 starts every simulated force
+component at the measured one): the pad's stick point is placed so the shear springs (eqs. 20-21) carry the
+measured tangential force, within the friction limit mu F_N (beyond it the pad would already be sliding:
+capped there, and said).
 
 Inputs: "the displacements of the input tendons" — here the recorded excursions (a table input, linear between
 samples, held after the trial's end). "Each simulation was finalized at steady-state [...] when all joint angle
@@ -71,8 +74,32 @@ def initial_deflection_m(finger: Finger, normal_force_N: float) -> float:
     return 1e-3 * (normal_force_N / c.a_N) ** (1.0 / c.b)
 
 
+def stick_point_m(finger: Finger, surface: PlaneSurface, theta_rad: np.ndarray, tip_force_N: np.ndarray,
+                  deflection_m: float) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Where the pad must stick (world, m) for the shear springs to push the fingertip with ``tip_force_N``'s
+    tangential part (eqs. 20-21: F_x = -K_x dx, within mu_x F_N), and a note if that was beyond friction."""
+    c = finger.params.contact
+    frame = surface.frame
+    normal_N = c.a_N * (1e3 * deflection_m) ** c.b
+    shear = []
+    notes = []
+    for axis, k_N_per_m, mu in ((0, c.Kx_N_per_m, c.mu_x), (1, c.Ky_N_per_m, c.mu_y)):
+        wanted_N = float(tip_force_N @ frame[:, axis])
+        limit_N = mu * normal_N
+        if abs(wanted_N) > limit_N:
+            notes.append(f"initial shear {'xy'[axis]} {wanted_N:.3f} N is beyond the model's friction limit "
+                         f"{limit_N:.3f} N: started at the limit")
+            wanted_N = float(np.sign(wanted_N)) * limit_N
+        shear.append(-wanted_N / k_N_per_m)   # dx, dy (m): the interaction point's offset from the stick point
+    ip = finger.interaction_point(theta_rad)
+    height_m = c.pad_radius_m - deflection_m
+    point = ip - height_m * frame[:, 2] - shear[0] * frame[:, 0] - shear[1] * frame[:, 1]
+    return point, tuple(notes)
+
+
 def initial_state(finger: Finger, start: Start):
-    """(FingerState, PlaneSurface | None, deflection m | None, notes) the paper's way (module doc)."""
+    """(FingerState, PlaneSurface | None, deflection m | None, stick point | None, notes) the paper's way
+    (module doc)."""
     notes = []
     rom = finger.params.rom_rad
     theta = np.clip(start.theta_rad, rom[:, 0], rom[:, 1])
@@ -82,7 +109,7 @@ def initial_state(finger: Finger, start: Start):
     tensions = np.clip(start.tensions_N, 0.0, None)
     x0 = finger.initial_state(np.degrees(theta), tensions)
     if start.surface_angle_deg is None:
-        return x0, None, None, tuple(notes)
+        return x0, None, None, None, tuple(notes)
     normal = PlaneSurface(start.surface_angle_deg, (0.0, 0.0, 0.0)).normal
     f_n = float(start.tip_force_N @ normal) if start.tip_force_N is not None else 0.0
     if start.tip_force_N is None:
@@ -90,16 +117,20 @@ def initial_state(finger: Finger, start: Start):
     deflection = initial_deflection_m(finger, f_n)
     surface = PlaneSurface.touching(finger.interaction_point(theta), finger.params.contact.pad_radius_m,
                                     start.surface_angle_deg, deflection)
-    return x0, surface, deflection, tuple(notes)
+    stick = None
+    if start.tip_force_N is not None and deflection > 0.0:
+        stick, shear_notes = stick_point_m(finger, surface, theta, start.tip_force_N, deflection)
+        notes += shear_notes
+    return x0, surface, deflection, stick, tuple(notes)
 
 
 def resimulate(finger: Finger, start: Start, times_s: np.ndarray, excursions_m: np.ndarray,
                settle_timeout_s: float = SETTLE_TIMEOUT_S, what: str = "trial") -> SimCurves:
     """Simulate from the measured start with the recorded excursions to the paper's steady state."""
-    x0, surface, deflection, notes = initial_state(finger, start)
+    x0, surface, deflection, stick, notes = initial_state(finger, start)
     try:
         result = finger.simulate(x0, table_inputs(times_s, excursions_m), surface, method="rk4",
-                                 settle_timeout_s=settle_timeout_s, record_dt=RECORD_DT_S)
+                                 settle_timeout_s=settle_timeout_s, record_dt=RECORD_DT_S, stick_point_m=stick)
     except SimulationDiverged as exc:
         raise CompareError(f"{what}: the model diverged re-simulating it ({exc})") from None
     force = result.fingertip_force_N() if surface is not None else None

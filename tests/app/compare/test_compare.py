@@ -13,6 +13,7 @@ from uartlab.app.cli.main import main
 from uartlab.app.compare import metrics
 from uartlab.app.compare.analysis import ParamSet, compare
 from uartlab.app.compare.measured import CompareError, load_trials
+from uartlab.app.compare.resim import Start, resimulate
 from uartlab.app.compare.synthetic import write_model_session
 from uartlab.app.record.writer import SessionRecorder
 from uartlab.app.rig.rig import actuators_spec
@@ -159,6 +160,23 @@ def test_table6_footnotes_on_hand_made_vectors():
     assert f["direction_deg"] == pytest.approx(0.0, abs=1e-5) and f["magnitude_pct"] == pytest.approx(0.0)
     np.testing.assert_allclose(f["mean_N"], [0.0, 0.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(f["sd_N"], [np.sqrt(0.5), np.sqrt(0.5), 0.0])
+
+
+def test_a_resimulation_starts_at_the_measured_force_vector_shear_included():
+    """The paper's Fig. 16: every simulated force component starts at the measured one, not just the normal."""
+    finger = Finger(FingerParams.uart())
+    theta = np.radians([0.0, 45.0, 50.0, 30.0])
+    s_x, s_y, n = PlaneSurface(45.0, (0.0, 0.0, 0.0)).frame.T
+    measured = 0.6 * n + 0.08 * s_x - 0.05 * s_y            # world frame, on the fingertip
+    curves = resimulate(finger, Start(theta, np.full(6, 0.5), 45.0, measured), np.array([0.0, 1.0]),
+                        np.zeros((2, 6)))
+    np.testing.assert_allclose(curves.tip_force_N[0], measured, atol=1e-9)
+    assert curves.notes == ()
+    sliding = 0.6 * n + 0.9 * s_x                            # beyond mu_x * F_N: the pad could not hold it
+    curves = resimulate(finger, Start(theta, np.full(6, 0.5), 45.0, sliding), np.array([0.0, 1.0]), np.zeros((2, 6)))
+    mu_x = finger.params.contact.mu_x
+    assert curves.tip_force_N[0] @ s_x == pytest.approx(mu_x * 0.6) and curves.tip_force_N[0] @ n == pytest.approx(0.6)
+    assert any("beyond the model's friction limit" in note for note in curves.notes)
 
 
 def test_joint_angle_error_and_sd_on_hand_made_values():
