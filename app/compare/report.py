@@ -10,6 +10,7 @@ import os
 import time
 
 import numpy as np
+from uartlab.app import paper_frame
 from uartlab.app.compare import measured, resim
 from uartlab.app.compare.analysis import Comparison
 from uartlab.app.compare.figures import write_figures
@@ -151,12 +152,14 @@ def text_summary(c: Comparison) -> str:
             lines.append(f"{g.name:<34}{g.n:>3}" + "".join(f"{s:>22}" for s in cells) + flag)
     forces = [g for g in c.groups if g.has_force]
     if forces:
-        lines += ["", "Table 6  contact force: F_exp - F_sim, N, mean (SD); |F| err %; direction err deg",
-                  f"{'trial':<34}" + "".join(f"{a:>26}" for a in "XYZ") + f"{'|F| err %':>16}{'phi err deg':>16}"]
+        lines += ["", "Table 6  contact force: F_exp - F_sim, N, mean (SD) along the paper's axes; |F| err %; "
+                      "direction err deg",
+                  f"{'trial':<34}" + "".join(f"{a.named:>26}" for a in paper_frame.AXES)
+                  + f"{'|F| err %':>16}{'phi err deg':>16}"]
         for g in forces:
             fs = [g.results[lab].contact_force() for lab in labels]
-            cells = [" / ".join(f"{f['mean_N'][a]:.3f}" for f in fs) + f" ({_sd(fs[0]['sd_N'][a], 3)})"
-                     for a in range(3)]
+            cells = [" / ".join(f"{f['mean_N'][a.index]:.3f}" for f in fs) + f" ({_sd(fs[0]['sd_N'][a.index], 3)})"
+                     for a in paper_frame.AXES]
             mag = " / ".join(f"{f['magnitude_pct']:.1f}" for f in fs)
             ang = " / ".join(f"{f['direction_deg']:.1f}" for f in fs)
             lines.append(f"{g.name:<34}" + "".join(f"{s:>26}" for s in cells) + f"{mag:>16}{ang:>16}")

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app import paper_frame
 from uartlab.app.compare.analysis import Comparison, TrialGroup, simulated_force_N
 from uartlab.sim.names import JOINTS, TENDONS
 
@@ -97,15 +98,16 @@ def force_table(c: Comparison) -> Table | None:
         return None
     labels = [p.label for p in c.sets]
     header = _trial_header("contact")
-    for axis in AXES:
-        header += [f"{axis} mean {lab} [N]" for lab in labels] + [f"{axis} SD [N]"]
+    for axis in paper_frame.AXES:
+        header += [f"{axis.named} mean {lab} [N]" for lab in labels] + [f"{axis.named} SD [N]"]
     header += [f"|F| err {lab} [%]" for lab in labels] + [f"phi err {lab} [deg]" for lab in labels]
-    header += [f"F_exp {a} [N]" for a in AXES] + [f"F_sim {a} {lab} [N]" for lab in labels for a in AXES]
+    header += [f"F_exp world {a} [N]" for a in AXES]
+    header += [f"F_sim world {a} {lab} [N]" for lab in labels for a in AXES]
     rows = []
     for g in groups:
         row = _trial_columns(g)
         forces = [g.results[lab].contact_force() for lab in labels]
-        for a in range(3):
+        for a in (axis.index for axis in paper_frame.AXES):
             row += [f["mean_N"][a] for f in forces] + [forces[0]["sd_N"][a]]
         row += [f["magnitude_pct"] for f in forces] + [f["direction_deg"] for f in forces]
         row += list(forces[0]["average_exp_N"])
@@ -120,7 +122,9 @@ def force_table(c: Comparison) -> Table | None:
                  "Table 6. Steady-state contact force comparison: F_exp - F_sim, N, mean (SD) over the repeats; "
                  "force vector errors against the average measured force",
                  header, rows,
-                 "Force on the fingertip from the surface, world frame: X distal, Y radial, Z dorsal. "
+                 "Force on the fingertip from the surface. Per-axis errors along the paper's axes (its Fig. 12 "
+                 "global frame, as its Table 6): X distal, Y dorsal (our world Z), Z radial (our world Y); the "
+                 "force vectors in our world frame: X distal, Y radial, Z dorsal. "
                  "|F| err = |(||F_exp|| - ||F_sim||) / ||F_exp|||; phi err = arccos(F_sim . F_exp / "
                  "(||F_exp|| ||F_sim||)) (the paper's footnotes b and c). Last row: mean over the trials.")
 

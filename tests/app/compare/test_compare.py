@@ -218,6 +218,14 @@ def test_cli_writes_csv_html_and_figures(perturbed_session, tmp_path, capsys):
     c = run_compare([path])
     assert float(row["PIP MAE defaults [deg]"]) == pytest.approx(c.groups[0].results["defaults"].joint_mae_deg[2],
                                                                  rel=1e-5)
+    # Table 6's per-axis errors along the paper's axes (its Fig. 12 frame: Y dorsal = world Z, Z radial = world Y),
+    # the vectors in our world frame
+    with open(out / "table6_contact_force.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    force = next(g for g in c.groups if g.kind == "contact").results["defaults"].force
+    for column, world in (("X distal", 0), ("Y dorsal (world Z)", 2), ("Z radial (world Y)", 1)):
+        assert float(row[f"{column} mean defaults [N]"]) == pytest.approx(force["mean_N"][world], abs=1e-6)
+    assert float(row["F_exp world Z [N]"]) == pytest.approx(force["average_exp_N"][2], abs=1e-6)
     html = (out / "report.html").read_text()
     linked = set(re.findall(r"src='([^']+\.png)'", html))
     on_disk = {f"figures/{n}" for n in os.listdir(out / "figures")}
