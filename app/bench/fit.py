@@ -1,11 +1,11 @@
-"""`uartlab bench fit`: a model-parameter fit (`uartlab calibrate model`'s) on one worker process beside two.
+"""`uartlab bench fit`: `uartlab calibrate model`'s fit on the twin, on one worker process beside two.
 
-The recordings are four trials of the twin plant whose Coulomb coefficient, contact stiffness ``a`` and
-tangential stiffness ``Kx`` are 25 %, -20 % and 20 % off the defaults (free motion under FDP and ED, contact
-from Hook and Curl); the fits start at the defaults: the Coulomb coefficient alone (each of the optimizer's
-steps asks for one or two parameter vectors), then all three, as a lab would. Both worker counts fit the same
-recordings to the same result on local worker processes (calibration/executors.py); rounds alternate them so
-a burst of load falls on both. Goal: two workers ≥ 1.7x one.
+The recordings are the command's own (app/procedures/on_twin.py ``model_recordings``: four trials of a twin
+plant whose fitted parameters are off the defaults, free motion under FDP and ED, contact from Hook and Curl);
+the fits start at the defaults: the Coulomb coefficient alone (each of the optimizer's steps asks for one or two
+parameter vectors), then the Coulomb coefficient and the contact law's a and Kx together. Both worker counts
+fit the same recordings to the same result on local worker processes (calibration/executors.py); rounds
+alternate them so a burst of load falls on both. Goal: two workers ≥ 1.7x one.
 """
 
 from __future__ import annotations
@@ -15,27 +15,10 @@ import os
 import statistics
 import sys
 import time
+from typing import Any
 
 GOAL_SPEEDUP = 1.7
 FITS = (("coulomb",), ("coulomb", "a", "Kx"))
-
-
-def recordings():
-    from uartlab.calibration.model_fit import record_trial_on_plant, set_params
-    from uartlab.drivers.twins.plant import Plant, PlantConfig
-    from uartlab.sim import FingerParams
-    from uartlab.sim.scenarios import contact_trial, free_motion_trial
-
-    base = FingerParams.uart()
-    truth = set_params(base, {"coulomb": base.coulomb_coefficient_m * 1.25, "a": base.contact.a_N * 0.8,
-                              "Kx": base.contact.Kx_N_per_m * 1.2})
-
-    def plant(pose, angle):
-        return Plant(PlantConfig(pose=pose, surface_angle_deg=angle), params=truth)
-
-    trials = [free_motion_trial("FDP"), free_motion_trial("ED"), contact_trial("Hook", "FDP", "ED"),
-              contact_trial("Curl", "FDS", "LUM")]
-    return base, [record_trial_on_plant(plant, t, settle_s=0.5, sample_s=0.04) for t in trials]
 
 
 def time_fit(base, recs, names: tuple[str, ...], workers: int) -> tuple[float, int]:
@@ -50,9 +33,11 @@ def time_fit(base, recs, names: tuple[str, ...], workers: int) -> tuple[float, i
 
 
 def measure(repeats: int) -> dict:
-    base, recs = recordings()
-    rows = []
+    from uartlab.app.procedures.on_twin import model_recordings
+
+    rows: list[dict[str, Any]] = []
     for names in FITS:
+        base, _, recs = model_recordings(names)
         walls: dict[int, list[float]] = {1: [], 2: []}
         simulations = 0
         for _ in range(repeats):
@@ -63,7 +48,7 @@ def measure(repeats: int) -> dict:
         rows.append({"fitted": list(names), "simulations": simulations, "one_worker_s": medians[1],
                      "two_workers_s": medians[2], "speedup": medians[1] / medians[2]})
     return {"goal_speedup": GOAL_SPEEDUP, "cpus": os.cpu_count(), "repeats": repeats, "python": sys.version.split()[0],
-            "trials": len(recs), "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+            "trials": 4, "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
             "fits": rows, "ok": all(r["speedup"] >= GOAL_SPEEDUP for r in rows)}
 
 

@@ -20,6 +20,7 @@ from uartlab.errors import MissingExtraError
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rig": ("the rig's drivers (also used by the twin rig)", ("dynamixel_sdk", "serial", "nidaqmx", "grpc", "nptdms")),
     "gui": ("the window's libraries", ("PySide6", "pyqtgraph")),
+    "analysis": ("the global sensitivity analysis's library", ("SALib",)),
 }
 
 

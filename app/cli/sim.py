@@ -5,6 +5,7 @@
     uartlab sim paper                      # all 22 distinct trials, one line each
     uartlab sim export-urdf -o finger.urdf
     uartlab sim params -o my_params.toml   # the defaults, to edit and pass back with --params
+    uartlab sim sensitivity [--method sobol]   # which parameters move the steady states (app/cli/sim_sensitivity.py)
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def add_parser(sub) -> None:
     params.add_argument("-o", "--out", type=Path, help="file to write (default: print)")
     params.add_argument("--params", type=Path)
     params.set_defaults(run=_run_params)
+
+    from uartlab.app.cli import sim_sensitivity
+
+    sim_sensitivity.add_parser(sim_sub)
 
 
 def _finger(args) -> Finger:

@@ -100,8 +100,10 @@ def run_moment_arms(seed: int = 0, perturbation: float = 0.1, on_progress=None) 
     return values, residuals, method, lines
 
 
-def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation: float = 0.2,
-              on_progress=None) -> Result:
+def model_recordings(names: tuple[str, ...], seed: int = 0, perturbation: float = 0.2):
+    """(the defaults, the twin's truth, its recordings): four trials of a twin plant whose ``names`` are each
+    off the defaults by a seeded factor within 1 +- ``perturbation`` (free motion under FDP and ED, contact
+    from Hook and Curl) - what `uartlab calibrate model` fits on the twin."""
     from uartlab.sim import FingerParams
     from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
@@ -116,7 +118,12 @@ def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation
 
     trials = [free_motion_trial("FDP"), free_motion_trial("ED"), contact_trial("Hook", "FDP", "ED"),
               contact_trial("Curl", "FDS", "LUM")]
-    recs = [model_fit.record_trial_on_plant(factory, t, settle_s=0.5, sample_s=0.04) for t in trials]
+    return base, truth, [model_fit.record_trial_on_plant(factory, t, settle_s=0.5, sample_s=0.04) for t in trials]
+
+
+def run_model(names: tuple[str, ...], executor=None, seed: int = 0, perturbation: float = 0.2,
+              on_progress=None) -> Result:
+    base, truth, recs = model_recordings(names, seed, perturbation)
     fit = model_fit.fit_model(base, recs, names, executor=executor, on_progress=on_progress)
     lines = [f"{'parameter':10} {'start':>12} {'fitted':>12} {'twin truth':>12} {'1-sigma':>8}"]
     lines += [f"{n:10} {fit.start[n]:12.5g} {fit.values[n]:12.5g} {model_fit.get_param(truth, n):12.5g} "
