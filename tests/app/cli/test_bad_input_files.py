@@ -194,13 +194,10 @@ CASES = {
     "params-not-toml": (lambda t, s: (["sim", "free-motion", "--tendon", "FDP", "--params",
                                        str(write(t / "p.toml", "[tendons]\nx = [1, 2\n"))],
                                       ["p.toml:2:", "not valid TOML", "end of the file"]), BAD_INPUT),
-    "params-wrong-type": (lambda t, s: (["sim", "free-motion", "--tendon", "FDP", "--params",
-                                         str(write(t / "p.toml", _params_text("stiffness_Nmm_per_rad = 0.0",
-                                                                              'stiffness_Nmm_per_rad = "x"')))],
-                                        ["p.toml:46:", "joints.MCP_AB.stiffness_Nmm_per_rad"]), BAD_INPUT),
-    "params-unknown-key": (lambda t, s: (["sim", "free-motion", "--tendon", "FDP", "--params",
-                                          str(write(t / "p.toml", _params_text("schema", 'colour = "red"\nschema')))],
-                                         ["p.toml:1:", "colour", "unknown key"]), BAD_INPUT),
+    "params-wrong-type": (lambda t, s: _params_case(t, "stiffness_Nmm_per_rad = 0.0", 'stiffness_Nmm_per_rad = "x"',
+                                                    "joints.MCP_AB.stiffness_Nmm_per_rad"), BAD_INPUT),
+    "params-unknown-key": (lambda t, s: _params_case(t, "schema", 'colour = "red"\nschema', "colour", "unknown key"),
+                           BAD_INPUT),
     "params-binary": (lambda t, s: (["sim", "paper", "--params", str(write(t / "p.toml", b"\x00\xff" * 64))],
                                     ["p.toml", "UTF-8"]), BAD_INPUT),
     "params-folder": (lambda t, s: (["sim", "export-urdf", "-o", str(t / "f.urdf"), "--params", str(t)],
@@ -340,6 +337,15 @@ def _params_text(old: str, new: str) -> str:
     from uartlab.sim import FingerParams
 
     return FingerParams.uart().to_toml().replace(old, new, 1)
+
+
+def _params_case(folder: Path, old: str, new: str, *said: str) -> tuple[list[str], list[str]]:
+    """`sim free-motion --params` on the defaults' file with ``old`` made ``new``: the message names the file at
+    the line of ``new`` and says ``said``."""
+    text = _params_text(old, new)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if new.splitlines()[0] in row)
+    return (["sim", "free-motion", "--tendon", "FDP", "--params", str(write(folder / "p.toml", text))],
+            [f"p.toml:{line}:", *said])
 
 
 # ------------------------------------------------------------------ the test
