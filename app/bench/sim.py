@@ -4,7 +4,9 @@
 (b) speed ratio against scipy solve_ivp(RK45, rtol=1e-6) on the same right-hand side, at matched
     accuracy (steady-state angles within 0.05 deg), goal >= 20x;
 (c) wall time for all 22 distinct trials of the paper, goal <= 2 s;
-(d) IK per frame: the live solver against scipy least_squares on the same mocap frames (bench/ik.py).
+(d) IK per frame: the live solver against scipy least_squares on the same mocap frames (bench/ik.py);
+(e) a batch of perturbed models (each parameter within +-15 %, seeded) on all 22 trials, as a sensitivity
+    analysis or a fit runs them: trials per second on one worker process beside two.
 Timings are medians of ``--repeats`` runs after a warm-up (the first call compiles the kernels).
 """
 
@@ -76,7 +78,35 @@ def measure(repeats: int = 5) -> dict:
         "steady_angle_mismatch_deg": mismatch,
         "all_22_trials_wall_s": float(np.median(all_walls)),
         **measure_ik(),
+        **measure_batch(),
     }
+
+
+BATCH_SETS = 16
+BATCH_PERTURBATION = 0.15
+
+
+def _perturbed_task(seed: int) -> int:
+    """All 22 paper trials of one seeded perturbed model (module level: a worker process runs it)."""
+    from uartlab.calibration.sensitivity import steady_outputs
+    from uartlab.sim import FingerParams
+
+    steady_outputs(FingerParams.uart().perturbed(BATCH_PERTURBATION, seed), sc.paper_trials())
+    return len(sc.paper_trials())
+
+
+def measure_batch(sets: int = BATCH_SETS) -> dict:
+    """(e): trials per second for ``sets`` perturbed models x 22 trials on 1 and on 2 worker processes."""
+    from uartlab.calibration.executors import executor_for
+
+    rates = {}
+    for workers in (1, 2):
+        with executor_for(None, workers=workers) as executor:
+            list(executor.map(_perturbed_task, range(1000, 1000 + workers)))   # warm: kernels loaded
+            t0 = time.perf_counter()
+            trials = sum(executor.map(_perturbed_task, range(sets)))
+            rates[workers] = trials / (time.perf_counter() - t0)
+    return {"batch_sets": sets, "batch_trials_per_s_1_worker": rates[1], "batch_trials_per_s_2_workers": rates[2]}
 
 
 def render(m: dict) -> str:
@@ -96,6 +126,10 @@ def render(m: dict) -> str:
         f"(d) IK per frame              {m['ik_new_us_per_frame']:8.0f} us   (scipy least_squares"
         f" {m['ik_scipy_us_per_frame']:.0f} us, median of {m['ik_frames']} frames;"
         f" angles differ by {m['ik_max_angle_difference_rad']:.1e} rad)",
+        f"(e) perturbed batch           {m['batch_trials_per_s_2_workers']:8.0f} trials/s on 2 workers"
+        f"   ({m['batch_trials_per_s_1_worker']:.0f} on 1: "
+        f"{m['batch_trials_per_s_2_workers'] / m['batch_trials_per_s_1_worker']:.2f}x; {m['batch_sets']} models"
+        f" within +-{BATCH_PERTURBATION:.0%} x 22 trials)",
     ])
 
 
