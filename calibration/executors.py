@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 
 from uartlab.errors import CalibrationError
 
@@ -30,6 +30,23 @@ def warm_worker() -> int:
     finger = Finger(FingerParams.uart())
     finger.simulate(finger.initial_state([0, 30, 45, 30], 0.3), [], t_max=0.01, stop_at_steady=False)
     return os.getpid()
+
+
+def run_tasks(fn: Callable, tasks: list, executor: Executor | None, done: Callable[[], object] | None = None) -> list:
+    """``fn`` of every task, results in the tasks' order; ``done()`` after each one completes (on an executor, in
+    the order they finish). Without an executor, here one after another."""
+    if executor is None:
+        out = []
+        for task in tasks:
+            out.append(fn(task))
+            if done is not None:
+                done()
+        return out
+    futures = [executor.submit(fn, task) for task in tasks]
+    for _ in as_completed(futures):
+        if done is not None:
+            done()
+    return [f.result() for f in futures]
 
 
 @contextlib.contextmanager

@@ -21,11 +21,12 @@ not a fit failure.
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import least_squares
+from uartlab.calibration.executors import run_tasks
 from uartlab.calibration.fit_uncertainty import Uncertainty, uncertainty
 from uartlab.errors import CalibrationError
 from uartlab.sim import Finger, FingerParams
@@ -239,23 +240,13 @@ def fit_model(params: FingerParams, recordings: list[TrialRecording], names: tup
 
 
 def _run_batch(tasks: list, executor: Executor | None, count: list[int], on_progress) -> list[np.ndarray]:
-    """One batch of simulations, in order; ``count[0]`` counts the completed ones across batches. On an
-    executor (local processes or dask's) they run concurrently and are counted as each future completes."""
+    """One batch of simulations, in order; ``count[0]`` counts the completed ones across batches."""
     def done() -> None:
         count[0] += 1
         if on_progress is not None:
             on_progress(count[0], None)
 
-    if executor is None:
-        out = []
-        for t in tasks:
-            out.append(_residual_task(t))
-            done()
-        return out
-    futures = [executor.submit(_residual_task, t) for t in tasks]
-    for _ in as_completed(futures):
-        done()
-    return [f.result() for f in futures]
+    return run_tasks(_residual_task, tasks, executor, done)
 
 
 def _scan(z: np.ndarray, batch, cache: dict[bytes, np.ndarray]) -> np.ndarray:

@@ -25,6 +25,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.calibration.executors import run_tasks
 from uartlab.errors import CalibrationError
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.errors import SimulationDiverged
@@ -104,19 +105,14 @@ def _task(task) -> np.ndarray:
 def _evaluate(params, names, rows, trials, executor: Executor | None, on_progress) -> np.ndarray:
     """(rows, trials, OUTPUTS) for every row of factors, in order."""
     tasks = [(params, tuple(names), tuple(float(v) for v in row), trials) for row in rows]
-    if executor is None:
-        results = []
-        for done, t in enumerate(tasks, 1):
-            results.append(_task(t))
-            if on_progress is not None:
-                on_progress(done, len(tasks))
-        return np.stack(results)
-    futures = [executor.submit(_task, t) for t in tasks]
-    for done, future in enumerate(futures, 1):
-        future.result()
+    finished = [0]
+
+    def done() -> None:
+        finished[0] += 1
         if on_progress is not None:
-            on_progress(done, len(tasks))
-    return np.stack([f.result() for f in futures])
+            on_progress(finished[0], len(tasks))
+
+    return np.stack(run_tasks(_task, tasks, executor, done))
 
 
 @dataclass

@@ -173,20 +173,18 @@ def write_figures(comparison: Comparison, out_dir: str, on_progress=None,
     """Every figure into out_dir/figures; returns {"poses": [...], <group name>: [...]} relative paths.
     ``on_progress(done, total)``: called after each figure is drawn. Drawn on ``workers`` processes (default:
     one per core): matplotlib holds the GIL, and drawing is three quarters of a comparison's time on one core."""
-    import os
-
     os.makedirs(os.path.join(out_dir, "figures"), exist_ok=True)
-    made: dict[str, list[str]] = {"poses": []}
     jobs: list[tuple[str, str | int, str]] = []   # (what, pose name or group index, path relative to out_dir)
     for pose in dict.fromkeys(g.pose for g in comparison.groups):
         jobs.append(("poses", pose, f"figures/fig13_poses_{slug(pose)}.png"))
+    made = {"poses": [rel for *_, rel in jobs]}
     for i, g in enumerate(comparison.groups):
         s = slug(g.name)
-        jobs += [("tensions", i, f"figures/fig14_tensions_{s}.png"), ("angles", i, f"figures/fig15_angles_{s}.png")]
+        mine = [("tensions", i, f"figures/fig14_tensions_{s}.png"), ("angles", i, f"figures/fig15_angles_{s}.png")]
         if g.has_force:
-            jobs.append(("forces", i, f"figures/fig16_forces_{s}.png"))
-    for what, key, rel in jobs:
-        made.setdefault("poses" if what == "poses" else comparison.groups[int(key)].name, []).append(rel)
+            mine.append(("forces", i, f"figures/fig16_forces_{s}.png"))
+        jobs += mine
+        made[g.name] = [rel for *_, rel in mine]
     for done, _ in enumerate(_drawn(comparison, out_dir, jobs, workers), 1):
         if on_progress is not None:
             on_progress(done, len(jobs))

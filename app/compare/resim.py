@@ -75,12 +75,12 @@ def initial_deflection_m(finger: Finger, normal_force_N: float) -> float:
 
 
 def stick_point_m(finger: Finger, surface: PlaneSurface, theta_rad: np.ndarray, tip_force_N: np.ndarray,
-                  deflection_m: float) -> tuple[np.ndarray, tuple[str, ...]]:
+                  normal_N: float, deflection_m: float) -> tuple[np.ndarray, tuple[str, ...]]:
     """Where the pad must stick (world, m) for the shear springs to push the fingertip with ``tip_force_N``'s
-    tangential part (eqs. 20-21: F_x = -K_x dx, within mu_x F_N), and a note if that was beyond friction."""
+    tangential part (eqs. 20-21: F_x = -K_x dx, within mu_x F_N), and a note if that was beyond friction.
+    ``normal_N`` is the normal force the pad's ``deflection_m`` carries."""
     c = finger.params.contact
     frame = surface.frame
-    normal_N = c.a_N * (1e3 * deflection_m) ** c.b
     shear = []
     notes = []
     for axis, k_N_per_m, mu in ((0, c.Kx_N_per_m, c.mu_x), (1, c.Ky_N_per_m, c.mu_y)):
@@ -119,7 +119,7 @@ def initial_state(finger: Finger, start: Start):
                                     start.surface_angle_deg, deflection)
     stick = None
     if start.tip_force_N is not None and deflection > 0.0:
-        stick, shear_notes = stick_point_m(finger, surface, theta, start.tip_force_N, deflection)
+        stick, shear_notes = stick_point_m(finger, surface, theta, start.tip_force_N, f_n, deflection)
         notes += shear_notes
     return x0, surface, deflection, stick, tuple(notes)
 
