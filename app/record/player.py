@@ -385,11 +385,11 @@ class ReplayRig:
             if self._seek_to is not None:
                 (target, history_s), self._seek_to = self._seek_to, None
                 t = min(max(target, t_first), t_last)
+                self.position_s = t  # before the history: whoever sees it delivered sees the new place
                 if history_s > 0:  # one record per stream, unpaced: what a view of the last seconds shows
                     self._chunks.clear()
                     yield from self._window(t - history_s, t, 0.0)
                 self._chunks.clear()
-                self.position_s = t
                 self._restart_clock(t)
             if self._paused:
                 self._wake.wait(0.1)
