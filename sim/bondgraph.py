@@ -26,6 +26,7 @@ import numpy as np
 from uartlab.sim.compiled import (
     ARM_COEFFS,
     ARM_COS_FE,
+    ARM_FORM,
     CONTACT_A,
     CONTACT_B,
     CONTACT_KX,
@@ -54,6 +55,7 @@ from uartlab.sim.compiled import (
 from uartlab.sim.dynamics import gravity_torques_into
 from uartlab.sim.jit import inline_kernel, kernel
 from uartlab.sim.kinematics import N_FRAMES, frames_into, point_in_frame
+from uartlab.sim.moment_arm_forms import EQUAL_CELLS, UNBOUNDED
 from uartlab.sim.names import N_SEGMENTS
 from uartlab.sim.state import I_F, I_TAU_K, I_THETA, I_THETA_DOT, I_V, N_STATES
 
@@ -89,11 +91,54 @@ def make_work() -> Work:
 
 
 @inline_kernel
+def _cell(P: np.ndarray, nodes: int, n: int, x: float, lookup: float) -> tuple[int, float]:
+    """The cell of x among n + 1 ascending nodes at P[nodes:], and x local to it (held to the nodes' range).
+    ``lookup`` (moment_arm_forms.Patches.flat): one patch for all x, equal cells, or a search."""
+    if lookup == UNBOUNDED:
+        return 0, x - P[nodes]
+    x = min(max(x, P[nodes]), P[nodes + n])
+    if lookup == EQUAL_CELLS:   # the cells per radian is stored before the nodes
+        i = min(int((x - P[nodes]) * P[nodes - 1]), n - 1)
+        return i, x - P[nodes + i]
+    lo, hi = 0, n - 1
+    while lo < hi:   # the last cell whose low node is <= x
+        mid = (lo + hi + 1) // 2
+        if P[nodes + mid] <= x:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, x - P[nodes + lo]
+
+
+@inline_kernel
+def patch_arm(P: np.ndarray, at: int, q: np.ndarray) -> float:
+    """A surface or table form's moment arm at pose q: its block at P[at:] (moment_arm_forms.Patches.flat)."""
+    nu, nv, lookup = int(P[at + 2]), int(P[at + 3]), P[at + 4]
+    u_nodes = at + 6
+    v_nodes = u_nodes + nu + 2
+    iu, du = _cell(P, u_nodes, nu, q[int(P[at])], lookup)
+    if P[at + 1] < 0.0:   # one angle: the cell's cubic in u (its coefficients c[k, 0], every 4th)
+        c = v_nodes + nv + 1 + 16 * iu
+        return ((P[c + 12] * du + P[c + 8]) * du + P[c + 4]) * du + P[c]
+    iv, dv = _cell(P, v_nodes, nv, q[int(P[at + 1])], lookup)
+    c = v_nodes + nv + 1 + 16 * (iu * nv + iv)
+    r = 0.0
+    for k in range(3, -1, -1):   # Horner in u over Horner in v
+        row = c + 4 * k
+        r = r * du + (((P[row + 3] * dv + P[row + 2]) * dv + P[row + 1]) * dv + P[row])
+    return r
+
+
+@inline_kernel
 def moment_arms_into(P: np.ndarray, q: np.ndarray, arms: np.ndarray) -> None:
     """Moment arms at pose q into arms (17, 4); entries of segments that cross no joint stay untouched."""
     cos_fe = np.cos(q[1])
     for p in range(N_PAIRS):
         s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
+        at = P[ARM_FORM + 4 * s + j]
+        if at != 0.0:
+            arms[s, j] = patch_arm(P, int(at), q)
+            continue
         k = ARM_COEFFS + 12 * s + 3 * j
         r = P[k] + q[j] * (P[k + 1] + q[j] * P[k + 2])
         if P[ARM_COS_FE + 4 * s + j] != 0.0:

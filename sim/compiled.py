@@ -42,7 +42,8 @@ CONTACT_MUY = CONTACT_MUX + 1
 PAD_RADIUS = CONTACT_MUY + 1               # m
 COS_ALPHA = PAD_RADIUS + 1                 # (4,) cos and sin of the D-H twists, precomputed
 SIN_ALPHA = COS_ALPHA + 4
-P_SIZE = SIN_ALPHA + 4
+ARM_FORM = SIN_ALPHA + 4                   # (17, 4) where the pair's patches start in P (0.0: the polynomial)
+P_SIZE = ARM_FORM + N_SEGMENTS * 4         # the patches of surface and table forms follow (moment_arm_forms.py)
 
 # The (segment, joint) pairs that have a moment arm: 23 of the 17 x 4, so the kernels loop over these.
 _PAIRS = [(SEGMENTS.index(seg), JOINTS.index(joint)) for seg in SEGMENTS
@@ -131,7 +132,15 @@ def compile_model(p: FingerParams) -> np.ndarray:
     P[PAD_RADIUS] = c.pad_radius_m
     P[COS_ALPHA:COS_ALPHA + 4] = np.cos(p.alpha_rad)
     P[SIN_ALPHA:SIN_ALPHA + 4] = np.sin(p.alpha_rad)
-    return P
+    blocks = [P]
+    for s, seg in enumerate(SEGMENTS):
+        group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
+        for joint in GROUP_JOINTS.get(group, ()):
+            form = p.moment_arm_forms.get((group, joint))
+            if form is not None:
+                P[ARM_FORM + 4 * s + JOINTS.index(joint)] = sum(b.size for b in blocks)
+                blocks.append(form.patches().flat())
+    return np.concatenate(blocks) if len(blocks) > 1 else P
 
 
 def surface_array(point_m, frame: np.ndarray) -> np.ndarray:

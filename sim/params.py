@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 from uartlab.sim.errors import ParameterError
+from uartlab.sim.moment_arm_forms import MAX_DEGREE, MCP_AXES, ArmForm, ArmSurface, ArmTable
 from uartlab.sim.names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
 from uartlab.sim.toml_commented import commented_toml
 from uartlab.sim.toml_lines import decode_error, line_of_key
@@ -24,7 +25,7 @@ from uartlab.sim.toml_lines import decode_error, line_of_key
 SCHEMA = "uartlab.finger-params/1"
 MM = 1e-3
 N_PER_MM = 1e3
-N_COEFFS = 3  # moment arms are quadratic polynomials in the joint angle
+N_COEFFS = 3  # the polynomial form of a moment arm is quadratic in the joint angle
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,8 @@ class FingerParams:
     moment_arm_coeffs: np.ndarray      # (9 groups, 4 joints, 3) polynomial coefficients, m / m/rad / m/rad^2
     moment_arm_cos_fe: np.ndarray      # (9, 4) bool: multiply by cos(theta_MCP_FE)
     stick_time_s: float = 0.004
+    # (group, joint) -> a surface over both MCP angles or a tabulated grid, in place of the polynomial
+    moment_arm_forms: dict[tuple[str, str], ArmForm] = field(default_factory=dict)
     source: str = field(default="<defaults>", compare=False)
     # The TOML text this set was read from (or derived from by ``replace``): ``to_toml`` writes into it,
     # keeping its provenance comments.
@@ -80,6 +83,7 @@ class FingerParams:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> FingerParams:
+        """Read a parameter file; the moment-arm tables it names are read relative to its folder."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -89,31 +93,43 @@ class FingerParams:
         except OSError as exc:
             raise ParameterError("", f"cannot read: {(exc.strerror or str(exc)).lower()}",
                                  source=str(path)) from None
-        return cls.from_toml_text(text, source=str(path))
+        return cls.from_toml_text(text, source=str(path), folder=path.parent)
 
     @classmethod
-    def from_toml_text(cls, text: str, source: str = "<text>", template: str | None = None) -> FingerParams:
-        """Parse and validate ``text``; ``template`` (default: ``text``) is what ``to_toml`` writes into."""
+    def from_toml_text(cls, text: str, source: str = "<text>", template: str | None = None,
+                       folder: str | Path = ".", tables: dict[str, ArmTable] | None = None) -> FingerParams:
+        """Parse and validate ``text``; ``template`` (default: ``text``) is what ``to_toml`` writes into.
+        Moment-arm tables are read from ``folder``, or taken from ``tables`` (file name as written -> table)."""
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line, reason = decode_error(exc, text)
             raise ParameterError("", f"not valid TOML: {reason}", source=source, line=line) from None
-        return _Reader(doc, text, source, text if template is None else template).build()
+        return _Reader(doc, text, source, text if template is None else template, Path(folder),
+                       tables or {}).build()
 
     def to_toml(self, path: str | Path | None = None) -> str:
         """Serialise with unit-suffixed keys into the text this set was read from, its comments kept (a
-        changed value's comment says what it replaced); write to ``path`` if given. Round-trips exactly."""
+        changed value's comment says what it replaced); write to ``path`` if given, with every moment-arm
+        table it names beside it (at the relative path it names). Round-trips exactly."""
         doc = _to_doc(self)
         text = commented_toml(self.template, doc) if self.template else tomli_w.dumps(doc)
         if path is not None:
-            Path(path).write_text(text)
+            path = Path(path)
+            for form in self.moment_arm_forms.values():
+                if isinstance(form, ArmTable):
+                    table_path = path.parent / form.file
+                    table_path.parent.mkdir(parents=True, exist_ok=True)
+                    table_path.write_text(form.csv_text())
+            path.write_text(text)
         return text
 
     def replace(self, **changes: Any) -> FingerParams:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
         new = dataclasses.replace(self, **changes)
-        return FingerParams.from_toml_text(tomli_w.dumps(_to_doc(new)), source=self.source, template=self.template)
+        tables = {f.file: f for f in new.moment_arm_forms.values() if isinstance(f, ArmTable)}
+        return FingerParams.from_toml_text(tomli_w.dumps(_to_doc(new)), source=self.source, template=self.template,
+                                           tables=tables)
 
     def perturbed(self, fraction: float, seed: int) -> FingerParams:
         """A seeded random variation: every stiffness, mass, friction, contact and moment-arm value
@@ -132,6 +148,7 @@ class FingerParams:
             coulomb_coefficient_m=float(scale(self.coulomb_coefficient_m)),
             bone_mass_kg=scale(self.bone_mass_kg),
             moment_arm_coeffs=scale(self.moment_arm_coeffs),
+            moment_arm_forms={k: _scaled(f, float(scale(1.0))) for k, f in self.moment_arm_forms.items()},
             contact=ContactParams(
                 a_N=float(scale(c.a_N)), b=c.b, Kx_N_per_m=float(scale(c.Kx_N_per_m)),
                 Ky_N_per_m=float(scale(c.Ky_N_per_m)), mu_x=float(scale(c.mu_x)),
@@ -142,6 +159,9 @@ class FingerParams:
     # ---------------------------------------------------------------- queries
     def moment_arm(self, group: str, joint: str, theta: np.ndarray) -> float:
         """Moment arm (m) of a tendon or EM group about a joint at anatomical angles ``theta`` (rad)."""
+        form = self.moment_arm_forms.get((group, joint))
+        if form is not None:
+            return form.patches()(np.asarray(theta, dtype=float))[0]
         g, j = MOMENT_ARM_GROUPS.index(group), JOINTS.index(joint)
         c = self.moment_arm_coeffs[g, j]
         x = theta[j]
@@ -155,8 +175,10 @@ class FingerParams:
 class _Reader:
     """Walks a parsed TOML document, converting units and refusing bad values with file:line: key."""
 
-    def __init__(self, doc: dict, text: str, source: str, template: str):
+    def __init__(self, doc: dict, text: str, source: str, template: str, folder: Path,
+                 tables: dict[str, ArmTable]):
         self.doc, self.text, self.source, self.template = doc, text, source, template
+        self.folder, self.tables = folder, tables
 
     def fail(self, key: str, reason: str):
         raise ParameterError(key, reason, source=self.source, line=line_of_key(self.text, key))
@@ -269,7 +291,7 @@ class _Reader:
             if np.any(inertia[i] < 0):
                 self.fail(f"{key}.inertia_kgm2", "principal inertias must be >= 0")
 
-        coeffs, cos_fe = self._moment_arms()
+        coeffs, cos_fe, forms = self._moment_arms()
         stick = self.number("numerics.stick_time_s", 0.0, strict_lo=True, default=0.004)
         return FingerParams(
             a_m=a, d_m=self.vector(f"{kin}.d_mm", 4) * MM,
@@ -282,7 +304,7 @@ class _Reader:
             coulomb_coefficient_m=mu_c, contact=contact, interaction_point_m=ip,
             bone_mass_kg=mass, bone_com_m=com, bone_inertia_kgm2=inertia,
             moment_arm_coeffs=coeffs, moment_arm_cos_fe=cos_fe, stick_time_s=stick, source=self.source,
-            template=self.template,
+            template=self.template, moment_arm_forms=forms,
         )
 
     def _scalar_or_list(self, key: str, n: int) -> np.ndarray:
@@ -309,7 +331,11 @@ class _Reader:
             self.fail(key, f"stiffness must be > 0, got {out.tolist()}")
         return out
 
-    def _moment_arms(self) -> tuple[np.ndarray, np.ndarray]:
+    def _moment_arms(self) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, str], ArmForm]]:
+        """Per group and crossed joint one form: ``<joint>_mm`` (a polynomial in the joint's own angle, optionally
+        ``<joint>_times_cos_MCP_FE``), ``<joint>_surface_mm`` (MCP joints: over both MCP angles) or
+        ``<joint>_table`` (a CSV grid, sim/moment_arm_forms.py)."""
+        forms: dict[tuple[str, str], ArmForm] = {}
         coeffs = np.zeros((len(MOMENT_ARM_GROUPS), 4, N_COEFFS))
         cos_fe = np.zeros((len(MOMENT_ARM_GROUPS), 4), dtype=bool)
         table = self.get("moment_arms")
@@ -321,11 +347,25 @@ class _Reader:
                           f"unknown tendon or EM group; expected one of {', '.join(MOMENT_ARM_GROUPS)}")
         for g, group in enumerate(MOMENT_ARM_GROUPS):
             crossed = GROUP_JOINTS[group]
-            allowed = {f"{j}_mm" for j in crossed} | {f"{j}_times_cos_MCP_FE" for j in crossed}
+            allowed = {f"{j}_{form}" for j in crossed for form in ("mm", "times_cos_MCP_FE", "table")}
+            allowed |= {f"{j}_surface_mm" for j in crossed if j in MCP_AXES}
             self.check_keys(f"moment_arms.{group}", allowed)
             for joint in crossed:
                 j = JOINTS.index(joint)
-                key = f"moment_arms.{group}.{joint}_mm"
+                base = f"moment_arms.{group}.{joint}"
+                given = [f"{base}_{form}" for form in ("mm", "surface_mm", "table")
+                         if self.get(f"{base}_{form}", None) is not None]
+                if len(given) != 1:
+                    choices = [f"{joint}_mm", f"{joint}_table"] + ([f"{joint}_surface_mm"] if joint in MCP_AXES else [])
+                    self.fail(given[1] if given else f"{base}_mm",
+                              f"give one of {', '.join(choices)}" + (", only one" if given else ""))
+                if given[0] != f"{base}_mm":
+                    if self.get(f"{base}_times_cos_MCP_FE", False):
+                        self.fail(f"{base}_times_cos_MCP_FE", "applies to the polynomial form (_mm) only")
+                    forms[group, joint] = (self._surface(given[0]) if given[0].endswith("_surface_mm")
+                                           else self._table(given[0], joint))
+                    continue
+                key = f"{base}_mm"
                 c = self.vector(key)
                 if not 1 <= len(c) <= N_COEFFS:
                     self.fail(key, f"give 1 to {N_COEFFS} polynomial coefficients, got {len(c)}")
@@ -334,7 +374,33 @@ class _Reader:
                 if not isinstance(flag, bool):
                     self.fail(f"moment_arms.{group}.{joint}_times_cos_MCP_FE", "must be true or false")
                 cos_fe[g, j] = flag
-        return coeffs, cos_fe
+        return coeffs, cos_fe, forms
+
+    def _surface(self, key: str) -> ArmSurface:
+        rows = self.get(key)
+        if (not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows)
+                or len({len(r) for r in rows}) != 1):
+            self.fail(key, "must be a list of equal-length lists of numbers: c[k][l] multiplies MCP_AB^k MCP_FE^l")
+        if len(rows) > (MAX_DEGREE + 1) or len(rows[0]) > (MAX_DEGREE + 1):
+            self.fail(key, f"at most {MAX_DEGREE + 1} x {MAX_DEGREE + 1} coefficients (cubic in each angle)")
+        flat = [v for r in rows for v in r]
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) for v in flat):
+            self.fail(key, "every coefficient must be a finite number")
+        return ArmSurface(np.asarray(rows, dtype=float) * MM)
+
+    def _table(self, key: str, joint: str) -> ArmTable:
+        name = self.get(key)
+        if not isinstance(name, str) or not name:
+            self.fail(key, f"must be the path of a CSV file (relative to this file), got {name!r}")
+        if name in self.tables:
+            return self.tables[name]
+        try:
+            return ArmTable.read_csv(self.folder / name, name, joint, key)
+        except ParameterError as exc:
+            if exc.source:           # a problem inside the table: the table's own file and line
+                raise
+            self.fail(key, exc.reason)
+            raise
 
 
 # -------------------------------------------------------------------- TOML writing
@@ -388,11 +454,24 @@ def _to_doc(p: FingerParams) -> dict:
         entry: dict[str, Any] = {}
         for joint in GROUP_JOINTS[group]:
             j = JOINTS.index(joint)
+            form = p.moment_arm_forms.get((group, joint))
+            if isinstance(form, ArmTable):
+                entry[f"{joint}_table"] = form.file
+                continue
+            if isinstance(form, ArmSurface):
+                entry[f"{joint}_surface_mm"] = [lst(row, MM) for row in form.coeffs_m]
+                continue
             entry[f"{joint}_mm"] = _polynomial(lst(p.moment_arm_coeffs[g, j], MM))
             if p.moment_arm_cos_fe[g, j]:
                 entry[f"{joint}_times_cos_MCP_FE"] = True
         doc["moment_arms"][group] = entry
     return doc
+
+
+def _scaled(form: ArmForm, factor: float) -> ArmForm:
+    if isinstance(form, ArmSurface):
+        return ArmSurface(form.coeffs_m * factor)
+    return dataclasses.replace(form, values_m=form.values_m * factor)
 
 
 def _polynomial(coeffs: list[float]) -> list[float]:

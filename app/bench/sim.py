@@ -6,7 +6,9 @@
 (c) wall time for all 22 distinct trials of the paper, goal <= 2 s;
 (d) IK per frame: the live solver against scipy least_squares on the same mocap frames (bench/ik.py);
 (e) a batch of perturbed models (each parameter within +-15 %, seeded) on all 22 trials, as a sensitivity
-    analysis or a fit runs them: trials per second on one worker process beside two.
+    analysis or a fit runs them: trials per second on one worker process beside two;
+(f) the 22 trials with every moment arm a table (sim/moment_arm_forms.py: the MCP arms bicubic over both
+    MCP angles) beside the polynomial defaults, interleaved: goal within 20 %.
 Timings are medians of ``--repeats`` runs after a warm-up (the first call compiles the kernels).
 """
 
@@ -26,6 +28,7 @@ from uartlab.sim.integrators import default_atol
 from uartlab.sim.state import N_AUX
 
 GOAL_RTF, GOAL_RATIO, GOAL_ALL_S, GOAL_MATCH_DEG = 300.0, 20.0, 2.0, 0.05
+GOAL_TABLE_SLOWDOWN = 1.2
 
 
 def measure(repeats: int = 5) -> dict:
@@ -79,7 +82,27 @@ def measure(repeats: int = 5) -> dict:
         "all_22_trials_wall_s": float(np.median(all_walls)),
         **measure_ik(),
         **measure_batch(),
+        **measure_forms(max(1, repeats // 2)),
     }
+
+
+def measure_forms(repeats: int) -> dict:
+    """(f): all 22 trials with polynomial and with tabulated moment arms, alternating, medians."""
+    from uartlab.sim import FingerParams
+    from uartlab.sim.moment_arm_forms import tabulate
+
+    params = FingerParams.uart()
+    fingers = {"polynomial": Finger(params), "tables": Finger(params.replace(moment_arm_forms=tabulate(params)))}
+    trials = sc.paper_trials()
+    walls: dict[str, list[float]] = {name: [] for name in fingers}
+    sc.run_trial(fingers["tables"], trials[0])   # warm-up: the table path compiled
+    for _ in range(repeats):
+        for name, finger in fingers.items():
+            t0 = time.perf_counter()
+            for tr in trials:
+                sc.run_trial(finger, tr)
+            walls[name].append(time.perf_counter() - t0)
+    return {f"forms_{name}_22_trials_wall_s": float(np.median(w)) for name, w in walls.items()}
 
 
 BATCH_SETS = 16
@@ -113,6 +136,7 @@ def render(m: dict) -> str:
     def verdict(ok: bool) -> str:
         return "meets goal" if ok else "MISSES goal"
 
+    slowdown = m["forms_tables_22_trials_wall_s"] / m["forms_polynomial_22_trials_wall_s"]
     return "\n".join([
         f"uartlab bench sim — {m['free_motion_trial']}, {m['simulated_s']:.2f} s simulated",
         f"(a) real-time factor          {m['real_time_factor']:8.0f}x   (RK4 {m['rk4_wall_s'] * 1e3:.1f} ms)"
@@ -130,6 +154,9 @@ def render(m: dict) -> str:
         f"   ({m['batch_trials_per_s_1_worker']:.0f} on 1: "
         f"{m['batch_trials_per_s_2_workers'] / m['batch_trials_per_s_1_worker']:.2f}x; {m['batch_sets']} models"
         f" within +-{BATCH_PERTURBATION:.0%} x 22 trials)",
+        f"(f) tabulated moment arms     {m['forms_tables_22_trials_wall_s']:8.3f} s   (polynomial"
+        f" {m['forms_polynomial_22_trials_wall_s']:.3f} s: {slowdown:.2f}x)   goal <= {GOAL_TABLE_SLOWDOWN}x: "
+        f"{verdict(slowdown <= GOAL_TABLE_SLOWDOWN)}",
     ])
 
 
