@@ -14,8 +14,10 @@ import tomllib
 
 import tomli_w
 from uartlab.calibration.model_fit import set_params
+from uartlab.calibration.moment_arms import stored_table
 from uartlab.calibration.store import CalibrationRecord, CalibrationStore
 from uartlab.sim import FingerParams
+from uartlab.sim.moment_arm_forms import KEY_SUFFIXES, ArmTable
 
 MODEL_KINDS = ("moment_arms", "model")   # the calibration kinds that are model parameters
 
@@ -45,14 +47,30 @@ def params_with(base: FingerParams | None, records: dict[str, CalibrationRecord 
 
 
 def with_stored_moment_arms(params: FingerParams, record: CalibrationRecord) -> FingerParams:
-    """``params`` with each stored tendon's fitted joint curves written in; other curves stay."""
+    """``params`` with each stored tendon's fitted joint curves written in; other curves stay. A stored table
+    becomes the model's table form, named ``moment_arms/<tendon>_<joint>.csv`` (written beside the parameters
+    when they are saved)."""
     doc = tomllib.loads(params.to_toml())
+    tables: dict[str, ArmTable | str] = {f.file: f for f in params.moment_arm_forms.values()
+                                         if isinstance(f, ArmTable)}
     for tendon, curves in record.values.get("moment_arms", {}).items():
         entry = doc["moment_arms"].setdefault(tendon, {})
-        for key, value in curves.items():
+        # the curves first (each clears its joint's old form and cosine flag), then the flags the fit set
+        for key, value in sorted(curves.items(), key=lambda kv: _joint_and_form(kv[0])[1] not in KEY_SUFFIXES):
+            joint, form = _joint_and_form(key)
+            if form in KEY_SUFFIXES:   # the stored curve replaces whatever form the joint had, and its cosine
+                for other in (*KEY_SUFFIXES, "times_cos_MCP_FE"):
+                    entry.pop(f"{joint}_{other}", None)
+            if form == "table" and isinstance(value, dict):
+                table = stored_table(tendon, joint, value)
+                tables[table.file] = table
+                value = table.file
             entry[key] = value
-        for joint_key in [k for k in curves if k.endswith("_mm")]:  # the fit's own cos(MCP_FE) flag rules
-            flag = joint_key.removesuffix("_mm") + "_times_cos_MCP_FE"
-            if flag not in curves:
-                entry.pop(flag, None)
-    return FingerParams.from_toml_text(tomli_w.dumps(doc), source=str(record.path))
+    return FingerParams.from_toml_text(tomli_w.dumps(doc), source=str(record.path), tables=tables)
+
+
+def _joint_and_form(key: str) -> tuple[str, str]:
+    for form in sorted(KEY_SUFFIXES, key=len, reverse=True):
+        if key.endswith(f"_{form}"):
+            return key.removesuffix(f"_{form}"), form
+    return key, ""

@@ -135,7 +135,9 @@ def compile_model(p: FingerParams) -> np.ndarray:
     blocks = [P]
     for s, seg in enumerate(SEGMENTS):
         group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
-        for joint in GROUP_JOINTS.get(group, ()):
+        if group is None:
+            continue
+        for joint in GROUP_JOINTS[group]:
             form = p.moment_arm_forms.get((group, joint))
             if form is not None:
                 P[ARM_FORM + 4 * s + JOINTS.index(joint)] = sum(b.size for b in blocks)

@@ -44,6 +44,8 @@ from uartlab.sim.names import JOINTS, MCP_AB, MCP_FE
 if TYPE_CHECKING:
     from uartlab.sim.params import FingerParams
 
+ARM_FORMS = ("polynomial", "table")   # what a calibration writes: the model's polynomial, or a table
+KEY_SUFFIXES = ("mm", "surface_mm", "table")   # a moment arm's keys in a parameter file: <JOINT>_<suffix>
 MAX_DEGREE = 3                         # a surface's degree in each angle; a patch is 4 x 4
 PATCH_SIZE = (MAX_DEGREE + 1) ** 2
 ANGLE_UNITS = {"deg": np.pi / 180.0, "rad": 1.0}
@@ -162,12 +164,16 @@ class ArmTable:
     @classmethod
     def read_csv(cls, path: Path, written_as: str, joint: str, key: str) -> ArmTable:
         """Read and check a table file; any problem is one line naming the file, its line and what is wrong."""
-        src = str(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise ParameterError(key, f"cannot read the table {written_as!r}: {reason.lower()}") from None
+        return cls.from_csv_text(text, str(path), written_as, joint)
+
+    @classmethod
+    def from_csv_text(cls, text: str, src: str, written_as: str, joint: str) -> ArmTable:
+        """A table from a CSV file's text (``src``: where it came from, for the messages)."""
         lines = text.splitlines()
         comment = [ln for ln in lines if ln.startswith("#")]
         rows = [(n, ln) for n, ln in enumerate(lines, start=1) if ln.strip() and not ln.startswith("#")]

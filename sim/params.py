@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tomli_w
 from uartlab.sim.errors import ParameterError
-from uartlab.sim.moment_arm_forms import MAX_DEGREE, MCP_AXES, ArmForm, ArmSurface, ArmTable
+from uartlab.sim.moment_arm_forms import KEY_SUFFIXES, MAX_DEGREE, MCP_AXES, ArmForm, ArmSurface, ArmTable
 from uartlab.sim.names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
 from uartlab.sim.toml_commented import commented_toml
 from uartlab.sim.toml_lines import decode_error, line_of_key
@@ -97,9 +97,10 @@ class FingerParams:
 
     @classmethod
     def from_toml_text(cls, text: str, source: str = "<text>", template: str | None = None,
-                       folder: str | Path = ".", tables: dict[str, ArmTable] | None = None) -> FingerParams:
+                       folder: str | Path = ".", tables: dict[str, ArmTable | str] | None = None) -> FingerParams:
         """Parse and validate ``text``; ``template`` (default: ``text``) is what ``to_toml`` writes into.
-        Moment-arm tables are read from ``folder``, or taken from ``tables`` (file name as written -> table)."""
+        Moment-arm tables are read from ``folder``, or taken from ``tables`` (file name as written -> the
+        table, or its CSV text: ``table_texts``)."""
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -124,10 +125,16 @@ class FingerParams:
             path.write_text(text)
         return text
 
+    def table_texts(self) -> dict[str, str]:
+        """Each moment-arm table this set names, as the CSV text of its file (file name as written -> text):
+        with ``to_toml()``, everything needed to rebuild the set elsewhere (``from_toml_text(..., tables=)``)."""
+        return {f.file: f.csv_text() for f in self.moment_arm_forms.values() if isinstance(f, ArmTable)}
+
     def replace(self, **changes: Any) -> FingerParams:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
         new = dataclasses.replace(self, **changes)
-        tables = {f.file: f for f in new.moment_arm_forms.values() if isinstance(f, ArmTable)}
+        tables: dict[str, ArmTable | str] = {f.file: f for f in new.moment_arm_forms.values()
+                                             if isinstance(f, ArmTable)}
         return FingerParams.from_toml_text(tomli_w.dumps(_to_doc(new)), source=self.source, template=self.template,
                                            tables=tables)
 
@@ -176,7 +183,7 @@ class _Reader:
     """Walks a parsed TOML document, converting units and refusing bad values with file:line: key."""
 
     def __init__(self, doc: dict, text: str, source: str, template: str, folder: Path,
-                 tables: dict[str, ArmTable]):
+                 tables: dict[str, ArmTable | str]):
         self.doc, self.text, self.source, self.template = doc, text, source, template
         self.folder, self.tables = folder, tables
 
@@ -353,8 +360,8 @@ class _Reader:
             for joint in crossed:
                 j = JOINTS.index(joint)
                 base = f"moment_arms.{group}.{joint}"
-                given = [f"{base}_{form}" for form in ("mm", "surface_mm", "table")
-                         if self.get(f"{base}_{form}", None) is not None]
+                given = [f"{base}_{suffix}" for suffix in KEY_SUFFIXES
+                         if self.get(f"{base}_{suffix}", None) is not None]
                 if len(given) != 1:
                     choices = [f"{joint}_mm", f"{joint}_table"] + ([f"{joint}_surface_mm"] if joint in MCP_AXES else [])
                     self.fail(given[1] if given else f"{base}_mm",
@@ -392,9 +399,12 @@ class _Reader:
         name = self.get(key)
         if not isinstance(name, str) or not name:
             self.fail(key, f"must be the path of a CSV file (relative to this file), got {name!r}")
-        if name in self.tables:
-            return self.tables[name]
+        given = self.tables.get(name)
+        if isinstance(given, ArmTable):
+            return given
         try:
+            if isinstance(given, str):
+                return ArmTable.from_csv_text(given, f"{self.source}: {name}", name, joint)
             return ArmTable.read_csv(self.folder / name, name, joint, key)
         except ParameterError as exc:
             if exc.source:           # a problem inside the table: the table's own file and line

@@ -28,6 +28,7 @@ def add_parser(sub) -> None:
         positive_float,
         positive_int,
     )
+    from uartlab.sim.moment_arm_forms import ARM_FORMS
 
     cal = sub.add_parser("calibrate", help="calibration procedures (on the twin by default); results to the store")
     cal_sub = cal.add_subparsers(dest="procedure", metavar="PROCEDURE", required=True)
@@ -64,6 +65,9 @@ def add_parser(sub) -> None:
                            type=one_of(_tendons, "tendon", str.upper), metavar="TENDON",
                            help="at the rig: only these tendons (moment-arms: the sweep order, each once)")
         if name == "moment-arms":
+            p.add_argument("--form", choices=ARM_FORMS, default="polynomial",
+                           help="the model's polynomials in each joint's angle, or tables (CSV grids every 10 deg; "
+                                "the MCP arms over both MCP angles) written beside the parameters")
             p.add_argument("--amplitude-mm", type=positive_float, default=15.0,
                            help="at the rig: each pull's excursion")
             p.add_argument("--spring-n-per-mm", type=positive_float, nargs="+", action="extend", default=None,
@@ -181,7 +185,7 @@ def _procedure(args: argparse.Namespace, capture):
         if proc == "mocap":
             return twin_runs.run_mocap(args.seed)
         if proc == "moment-arms":
-            return twin_runs.run_moment_arms(args.seed, args.perturbation, on_progress=tick)
+            return twin_runs.run_moment_arms(args.seed, args.perturbation, on_progress=tick, form=args.form)
         from uartlab.calibration.executors import executor_for
 
         fit = tuple(dict.fromkeys(args.fit or DEFAULT_FIT))   # each once, in the order given
@@ -251,7 +255,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
                 raise ValueError(f"--spring-n-per-mm needs one or six values, got {len(args.spring_n_per_mm)}")
             k = np.asarray([v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm)), float)
         return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
-                                        spring_stiffness_N_per_m=k, say=say, on_progress=tick)
+                                        spring_stiffness_N_per_m=k, say=say, on_progress=tick, form=args.form)
 
 
 def _login() -> str:

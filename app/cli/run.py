@@ -118,8 +118,9 @@ def main(args: argparse.Namespace) -> int:
     if getattr(args, "params", None) and live_model:  # a whole parameter set, used as given
         from uartlab.sim import FingerParams
 
-        FingerParams.from_toml(args.params)   # bad parameters are refused here, before any core starts
-        request.update(params_text=args.params.read_text(encoding="utf-8"), params_source=str(args.params))
+        given = FingerParams.from_toml(args.params)   # bad parameters are refused here, before any core starts
+        request.update(params_text=args.params.read_text(encoding="utf-8"), params_source=str(args.params),
+                       params_tables=given.table_texts())
     from uartlab.app.cli.run_on_core import run_on_core
 
     return run_on_core(args, request)

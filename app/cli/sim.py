@@ -70,8 +70,11 @@ def add_parser(sub) -> None:
     urdf.set_defaults(run=_run_urdf)
 
     params = sim_sub.add_parser("params", help="write the parameter set as TOML (defaults unless --params)")
-    params.add_argument("-o", "--out", type=Path, help="file to write (default: print)")
+    params.add_argument("-o", "--out", type=Path,
+                        help="file to write, with the moment-arm tables it names beside it (default: print)")
     params.add_argument("--params", type=Path)
+    params.add_argument("--store", type=Path,
+                        help="a calibration store: its current moment arms and model values written over the set")
     params.set_defaults(run=_run_params)
 
     from uartlab.app.cli import sim_sensitivity
@@ -163,12 +166,24 @@ def _run_urdf(args) -> int:
 
 
 def _run_params(args) -> int:
-    text = _finger(args).params.to_toml()
+    from uartlab.sim.moment_arm_forms import ArmTable
+
+    params = _finger(args).params
+    if args.store is not None:
+        from uartlab.calibration.applied import calibrated_params
+        from uartlab.calibration.store import CalibrationStore
+
+        if not args.store.is_dir():
+            raise ValueError(f"--store {args.store}: no such folder")
+        params, sources = calibrated_params(CalibrationStore(args.store), params)
+        for line in sources:
+            print(f"applied {line}", file=sys.stderr)
     if args.out:
-        writable_file(args.out, "-o").write_text(text)
-        print(f"parameters written to {args.out}")
+        params.to_toml(writable_file(args.out, "-o"))
+        tables = sorted({f.file for f in params.moment_arm_forms.values() if isinstance(f, ArmTable)})
+        print(f"parameters written to {args.out}" + (f" (tables beside it: {', '.join(tables)})" if tables else ""))
     else:
-        print(text)
+        print(params.to_toml())
     return 0
 
 

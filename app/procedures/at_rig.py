@@ -26,7 +26,7 @@ from uartlab.drivers.sea import SeaGeometry
 from uartlab.errors import CalibrationError
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MOCAP
 from uartlab.sim import Finger, FingerParams
-from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS, tendon_index
+from uartlab.sim.names import TENDONS, tendon_index
 from uartlab.sim.scenarios import POSES_DEG
 
 Result = tuple[dict, dict, str, list[str]]
@@ -264,11 +264,12 @@ def run_mocap(rig: RigLike, pose: str = "Flex", jig_deg: tuple[float, ...] | Non
 # ------------------------------------------------------------------ moment arms
 def run_moment_arms(rig: RigLike, order: tuple[str, ...] = TENDONS * 2, amplitude_m: float = 0.015, ramp_s: float = 4.0,
                     spring_stiffness_N_per_m: np.ndarray | None = None, start_pose: str | None = "Flex",
-                    say=None, on_progress=None) -> Result:
+                    say=None, on_progress=None, form: str = "polynomial") -> Result:
     """ACT sweeps: each tendon in ``order`` reeled in by ``amplitude_m`` over ``ramp_s`` (raised cosine) and
     let out again through its servo, the others holding; joint angles from the rig's joints stream (mocap
     IK), excursion from the servos, force from the SEAs; path = excursion - F/k, with k the SEA springs'
-    rated stiffness (``spring_stiffness_N_per_m``, default the model's nominal)."""
+    rated stiffness (``spring_stiffness_N_per_m``, default the model's nominal). ``form``: polynomials or
+    tables (calibration/moment_arms.py)."""
     if not rig.has_joint_angles:
         raise CalibrationError("moment-arms", "the rig has no joint angles: calibrate the mocap first")
     nominal = FingerParams.uart()
@@ -289,23 +290,11 @@ def run_moment_arms(rig: RigLike, order: tuple[str, ...] = TENDONS * 2, amplitud
     theta, excursion, force = _resample_on_angles(tape, *_joint_angles(tape))
     paths = excursion - force / k
     plant = rig.twin_plant
-    fits = []
-    lines = [f"{'tendon':6} {'joint':6} {'coefficients [mm, mm/rad, mm/rad^2]':>40}"
-             + (f" {'rms err vs twin [mm]':>21}" if plant is not None else "")]
-    for i, t in enumerate(TENDONS):
-        if t not in order:
-            continue
-        g = MOMENT_ARM_GROUPS.index(t)
-        flags = {j: bool(nominal.moment_arm_cos_fe[g, JOINTS.index(j)]) for j in GROUP_JOINTS[t]}
-        f = moment_arms.fit_moment_arms(t, theta, paths[:, i], flags, taut=force[:, i] > 0.1)
-        fits.append(f)
-        err = moment_arms.curve_error_m(f, plant.params, theta) if plant is not None else {}
-        for j, c in f.coeffs_m.items():
-            lines.append(f"{t:6} {j:6} {str(np.round(c * 1e3, 3).tolist()):>40}"
-                         + (f" {err[j] * 1e3:21.3f}" if j in err else ""))
+    fits, lines = moment_arms.fit_tendons(order, theta, paths, force, nominal, form,
+                                          truth=plant.params if plant is not None else None)
     values, residuals = moment_arms.record_values(fits)
     method = (f"{_where(rig)}: ACT, raised-cosine pulls through the servos ({' '.join(order)}), angles from the "
-              f"mocap joints stream, path = excursion - F/k (k {np.round(k * 1e-3, 3).tolist()} N/mm)")
+              f"mocap joints stream, path = excursion - F/k (k {np.round(k * 1e-3, 3).tolist()} N/mm), as {form}s")
     return values, residuals, method, lines
 
 

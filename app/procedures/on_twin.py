@@ -12,7 +12,7 @@ import numpy as np
 from uartlab.calibration import mocap, model_fit, moment_arms, nano17, sea, servo_zero
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.twins.plant import Plant, PlantConfig
-from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
+from uartlab.sim.names import TENDONS
 
 Result = tuple[dict, dict, str, list[str]]
 
@@ -80,23 +80,15 @@ def run_mocap(seed: int = 0, frames: int = 300) -> Result:
     return values, residuals, f"twin: {frames} frames in the {np.degrees(pose).round(1).tolist()} deg pose", lines
 
 
-def run_moment_arms(seed: int = 0, perturbation: float = 0.1, on_progress=None) -> Result:
+def run_moment_arms(seed: int = 0, perturbation: float = 0.1, on_progress=None, form: str = "polynomial") -> Result:
     plant = _plant(seed, perturbation)
     cals = [SeaCalibration(*sea.true_sea(plant, t)) for t in TENDONS]
     data = moment_arms.collect_sweep_on_plant(plant, cals, order=TENDONS * 2, on_progress=on_progress)
     paths = data.path_m(plant.params.input_stiffness_N_per_m)
-    fits = []
-    lines = [f"{'tendon':6} {'joint':6} {'coefficients [mm, mm/rad, mm/rad^2]':>40} {'rms err vs twin [mm]':>21}"]
-    for i, t in enumerate(TENDONS):
-        g = MOMENT_ARM_GROUPS.index(t)
-        flags = {j: bool(plant.params.moment_arm_cos_fe[g, JOINTS.index(j)]) for j in GROUP_JOINTS[t]}
-        f = moment_arms.fit_moment_arms(t, data.theta_rad, paths[:, i], flags, taut=data.force_N[:, i] > 0.1)
-        fits.append(f)
-        err = moment_arms.curve_error_m(f, plant.params, data.theta_rad)
-        for j, c in f.coeffs_m.items():
-            lines.append(f"{t:6} {j:6} {str(np.round(c * 1e3, 3).tolist()):>40} {err[j] * 1e3:21.3f}")
+    fits, lines = moment_arms.fit_tendons(TENDONS, data.theta_rad, paths, data.force_N, plant.params, form,
+                                          truth=plant.params)
     values, residuals = moment_arms.record_values(fits)
-    method = "twin: ACT, slow raised-cosine pulls of each tendon (twice), path = excursion - F/k"
+    method = f"twin: ACT, slow raised-cosine pulls of each tendon (twice), path = excursion - F/k, as {form}s"
     return values, residuals, method, lines
 
 

@@ -2,8 +2,9 @@
 the rig's time scale and the control rate. One JSON document, written by the core on the process's stdin
 (``--job FILE`` reads it from a file), checked field by field on arrival:
 
-    {"format": "uartlab live model job", "version": 1,
+    {"format": "uartlab live model job", "version": 2,
      "params_toml": "...",                       # sim/params.py's TOML (FingerParams.to_toml), checked on load
+     "params_tables": {"moment_arms/FDP_PIP.csv": "PIP_deg,r_mm\n..."},   # the moment-arm tables it names
      "params_sources": ["the shipped defaults (sim/data/uart.toml)", ...],
      "trials": [{"name": "free/FDP", "surface_angle_deg": null}, ...],   # the runner's plan, by trial index
      "time_scale": 4.0,                          # model seconds per host second (rig.time_scale)
@@ -25,7 +26,7 @@ from uartlab.errors import ConfigError
 from uartlab.sim import FingerParams
 
 FORMAT = "uartlab live model job"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class ModelJob:
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, "version": VERSION, "params_toml": self.params.to_toml(),
-                           "params_sources": list(self.params_sources),
+                           "params_tables": self.params.table_texts(), "params_sources": list(self.params_sources),
                            "trials": [{"name": t.name, "surface_angle_deg": t.surface_angle_deg} for t in self.trials],
                            "time_scale": self.time_scale, "control_rate_hz": self.control_rate_hz})
 
@@ -72,12 +73,16 @@ class ModelJob:
             raise bad(f'not a live model job (expected "format": "{FORMAT}")')
         if doc.get("version") != VERSION:
             raise bad(f"live model job version {doc.get('version')!r}, this uartlab reads version {VERSION}")
-        unknown = set(doc) - {"format", "version", "params_toml", "params_sources", "trials", "time_scale",
-                              "control_rate_hz"}
+        unknown = set(doc) - {"format", "version", "params_toml", "params_tables", "params_sources", "trials",
+                              "time_scale", "control_rate_hz"}
         if unknown:
             raise bad(f"unknown fields {sorted(unknown)}")
         params_toml = _field(doc, "params_toml", str, bad)
-        params = FingerParams.from_toml_text(params_toml, f"{source}: params_toml")  # a ParameterError names the key
+        tables = _field(doc, "params_tables", dict, bad)   # the moment-arm tables it names: file -> CSV text
+        if not all(isinstance(v, str) for v in tables.values()):
+            raise bad("params_tables: expected CSV texts by file name")
+        # a ParameterError names the key (or the table's line)
+        params = FingerParams.from_toml_text(params_toml, f"{source}: params_toml", tables=tables)
         sources = _field(doc, "params_sources", list, bad)
         if not all(isinstance(s, str) for s in sources):
             raise bad("params_sources: expected a list of strings")

@@ -66,6 +66,7 @@ class RunRequest:
     safe_action: str = "hold"
     live_model: bool = True
     params_text: str | None = None       # the live model's parameter TOML, as given
+    params_tables: dict[str, str] = field(default_factory=dict)   # the moment-arm tables it names: file -> CSV
     params_source: str = ""
     title: str = "uartlab run"           # what the run's log and messages call it: the client's command
     command_line: str = ""               # the client's exact command line, for the session file ("": the core's)
@@ -119,7 +120,8 @@ class RunSlot:
         if request.params_text is not None and request.live_model:
             from uartlab.sim import FingerParams
 
-            params = (FingerParams.from_toml_text(request.params_text, request.params_source or "<params>"),
+            params = (FingerParams.from_toml_text(request.params_text, request.params_source or "<params>",
+                                                  tables=request.params_tables),
                       [f"parameters {request.params_source}"])
         folder = Path(request.folder) if request.folder else None
         if folder is None and session is None:   # nothing open to record into: the rig's recording folder

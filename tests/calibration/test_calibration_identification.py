@@ -9,8 +9,8 @@ from uartlab.calibration.sea import true_sea
 from uartlab.drivers.sea import SeaCalibration
 from uartlab.drivers.twins.plant import Plant, PlantConfig
 from uartlab.errors import CalibrationError
-from uartlab.sim import FingerParams
-from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
+from uartlab.sim import Finger, FingerParams
+from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, SEGMENTS, TENDONS
 from uartlab.sim.scenarios import contact_trial, free_motion_trial
 
 
@@ -105,3 +105,32 @@ def test_model_fit_refuses_what_it_cannot_fit(recordings):
         fit_model(base, recs, ("stiffness",))
     with pytest.raises(CalibrationError, match="dask address"), executor_for("localhost:1"):
         pass
+
+
+def test_act_as_tables_recovers_the_curves_and_they_round_trip_through_the_files_into_the_model(sweep, tmp_path):
+    """The tabulated form: every curve within 0.55 mm RMS of the twin's over the poses visited (FDP at DIP
+    too: the grid separates DIP from PIP where the polynomial could not); written as parameters, the tables
+    land beside the file as CSV and the model read back from it has the fitted curves."""
+    plant, data = sweep
+    fits = []
+    for tendon in TENDONS:
+        i = TENDONS.index(tendon)
+        path = data.path_m(plant.params.input_stiffness_N_per_m)[:, i]
+        fit = fit_moment_arms(tendon, data.theta_rad, path, taut=data.force_N[:, i] > 0.1, form="table")
+        assert set(fit.tables) == set(GROUP_JOINTS[tendon]) and not fit.coeffs_m
+        for joint, err in curve_error_m(fit, plant.params, data.theta_rad).items():
+            assert err < 0.55e-3, f"{tendon} {joint}: {err * 1e3:.2f} mm"
+        fits.append(fit)
+    assert fits[0].tables["MCP_FE"].axes == ("MCP_AB", "MCP_FE")   # both MCP angles moved: a 2-D grid
+    params = with_moment_arms(FingerParams.uart(), fits)
+    out = tmp_path / "lab" / "finger.toml"
+    out.parent.mkdir()
+    params.to_toml(out)
+    assert (out.parent / "moment_arms" / "FDP_DIP.csv").read_text().splitlines()[1] == "DIP_deg,r_mm"
+    model = Finger(FingerParams.from_toml(out))
+    for q in data.theta_rad[:: len(data.theta_rad) // 20]:
+        arms = model.moment_arms(q)
+        for fit in fits:
+            s = SEGMENTS.index(fit.tendon)
+            for joint in fit.tables:
+                assert arms[s, JOINTS.index(joint)] == pytest.approx(fit.moment_arm(joint, q)[0], rel=1e-8)

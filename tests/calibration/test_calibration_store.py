@@ -2,9 +2,12 @@
 
 import datetime as dt
 
+import numpy as np
 import pytest
+from uartlab.app.cli.main import main
 from uartlab.calibration.store import CalibrationRecord, CalibrationStore, Provenance, current_calibration_texts
 from uartlab.errors import CalibrationError
+from uartlab.sim import FingerParams
 
 
 def _record(kind="sea", when=None, gain=6.5):
@@ -70,8 +73,6 @@ def test_current_entries_resolve_inside_the_store(tmp_path, pointer):
 
 
 def test_cli_writes_on_success_and_nothing_on_failure(tmp_path, capsys):
-    from uartlab.app.cli.main import main
-
     assert main(["calibrate", "nano17", "--store", str(tmp_path), "--operator", "ana"]) == 0
     assert "written" in capsys.readouterr().out
     assert CalibrationStore(tmp_path).current("nano17").provenance.operator == "ana"
@@ -80,3 +81,23 @@ def test_cli_writes_on_success_and_nothing_on_failure(tmp_path, capsys):
     assert main(["calibrate", "nano17", "--store", str(tmp_path), "--cal", str(tmp_path / "missing.cal")]) == 2
     assert "nano17 calibration" in capsys.readouterr().err
     assert len(CalibrationStore(tmp_path).history("nano17")) == 1
+
+
+def test_tabulated_moment_arms_from_the_cli_reach_a_parameter_file_and_the_model(tmp_path, capsys):
+    """`calibrate moment-arms --form table` on the twin stores its tables; `sim params --store -o` writes the
+    calibrated set with each table as CSV beside it; the model read from that file has the stored curves."""
+    store, out = tmp_path / "store", tmp_path / "lab" / "finger.toml"
+    assert main(["calibrate", "moment-arms", "--form", "table", "--store", str(store), "--operator", "ana"]) == 0
+    record = CalibrationStore(store).current("moment_arms")
+    stored = record.values["moment_arms"]["FDS"]["PIP_table"]
+    assert set(stored) == {"PIP_deg", "r_mm"} and len(stored["PIP_deg"]) >= 4
+    capsys.readouterr()
+    assert main(["sim", "params", "--store", str(store), "-o", str(out)]) == 0
+    assert "moment_arms/FDS_PIP.csv" in capsys.readouterr().out
+    csv_lines = (out.parent / "moment_arms" / "FDS_PIP.csv").read_text().splitlines()
+    assert csv_lines[1] == "PIP_deg,r_mm" and len(csv_lines) == 2 + len(stored["PIP_deg"])
+    params = FingerParams.from_toml(out)
+    for deg, r_mm in zip(stored["PIP_deg"], stored["r_mm"], strict=True):   # on its nodes the spline is the data
+        assert params.moment_arm("FDS", "PIP", np.radians([0.0, 30.0, deg, 20.0])) == pytest.approx(r_mm * 1e-3,
+                                                                                                  rel=1e-9)
+    assert main(["sim", "free-motion", "--params", str(out), "--tendon", "FDS"]) == 0

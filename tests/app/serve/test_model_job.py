@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 from uartlab.app.run.residuals import plan_of
-from uartlab.app.serve.model_job import ModelJob
+from uartlab.app.serve.model_job import VERSION, ModelJob
 from uartlab.errors import ConfigError
 from uartlab.protocols.suite import builtin_suite
 from uartlab.sim import Finger, FingerParams
@@ -36,10 +36,24 @@ def test_a_job_round_trips_with_the_runners_plan_and_the_parameters_as_a_params_
     assert "\n" not in job.to_json()   # one line: the process reads the first line of its stdin
 
 
+def test_a_lab_s_tabulated_moment_arms_travel_with_the_job():
+    """The live model gets the tables the parameter file names (their CSV texts), not just the file's keys."""
+    from uartlab.sim.moment_arm_forms import tabulate
+
+    params = FingerParams.uart()
+    tables = {k: f for k, f in tabulate(params, step_deg=15.0).items() if k[0] == "FDP"}
+    job = ModelJob.for_run(params.replace(moment_arm_forms=tables), ["a lab's tables"],
+                           builtin_suite("free_motion"), 1.0, 100.0)
+    back = ModelJob.from_json(job.to_json(), "<test>")
+    assert set(back.params.moment_arm_forms) == set(tables)
+    q = [0.05, 0.6, 0.9, 0.4]
+    assert Finger(back.params).moment_arms(q) == pytest.approx(Finger(job.params).moment_arms(q), rel=1e-9)
+
+
 @pytest.mark.parametrize(("change", "says"), [
     (lambda d: "not json", "the job: not a live model job: not JSON"),
     (lambda d: {**d, "format": "something else"}, 'expected "format": "uartlab live model job"'),
-    (lambda d: {**d, "version": 7}, "version 7, this uartlab reads version 1"),
+    (lambda d: {**d, "version": 7}, f"version 7, this uartlab reads version {VERSION}"),
     (lambda d: {**d, "colour": "red"}, "unknown fields ['colour']"),
     (lambda d: {**d, "time_scale": 0}, "time_scale: expected a number > 0, got 0"),
     (lambda d: {**d, "control_rate_hz": "fast"}, "control_rate_hz: expected a number > 0, got 'fast'"),
@@ -60,7 +74,8 @@ def test_a_bad_job_is_refused_with_one_line_naming_the_field(job, change, says):
 
 def test_the_process_given_a_bad_job_exits_2_with_one_line_and_no_traceback():
     proc = subprocess.run([sys.executable, "-m", "uartlab.app.serve.model_process", "--core", "ipc:///nonexistent/x"],
-                          input='{"format": "uartlab live model job", "version": 1}\n', capture_output=True,
+                          input=json.dumps({"format": "uartlab live model job", "version": VERSION}) + "\n",
+                          capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
