@@ -49,11 +49,14 @@ def _scale_arms(group: int) -> Callable[[FingerParams, float], FingerParams]:
     def scale(p: FingerParams, f: float) -> FingerParams:
         coeffs = p.moment_arm_coeffs.copy()
         coeffs[group] *= f
-        return dataclasses.replace(p, moment_arm_coeffs=coeffs)
+        forms = {k: form.scaled(f) if k[0] == MOMENT_ARM_GROUPS[group] else form
+                 for k, form in p.moment_arm_forms.items()}
+        return dataclasses.replace(p, moment_arm_coeffs=coeffs, moment_arm_forms=forms)
     return scale
 
 
-# name -> how a factor applies to it. Moment arms scale a group's whole polynomial (every joint it crosses).
+# name -> how a factor applies to it. Moment arms scale a group's whole curve (every joint it crosses, in
+# whichever form the parameters give it: polynomial, surface or table).
 PARAMETERS: dict[str, Callable[[FingerParams, float], FingerParams]] = {
     "input_stiffness": _scale("input_stiffness_N_per_m"),
     "em_stiffness": _scale("em_stiffness_N_per_m"),

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,6 +117,9 @@ class ArmSurface:
 
     coeffs_m: np.ndarray       # (k <= 4, l <= 4)
 
+    def scaled(self, factor: float) -> ArmSurface:
+        return ArmSurface(self.coeffs_m * factor)
+
     def patches(self) -> Patches:
         c = np.zeros((4, 4))
         k, l_ = self.coeffs_m.shape
@@ -133,6 +136,9 @@ class ArmTable:
     values_m: np.ndarray       # (len(nodes_rad[0]),) or (len(u), len(v))
     file: str = ""
     comment: str = ""          # the file's # lines, kept when the table is written again
+
+    def scaled(self, factor: float) -> ArmTable:
+        return replace(self, values_m=self.values_m * factor)
 
     def patches(self) -> Patches:
         axes = tuple(JOINTS.index(a) for a in self.axes)

@@ -155,7 +155,7 @@ class FingerParams:
             coulomb_coefficient_m=float(scale(self.coulomb_coefficient_m)),
             bone_mass_kg=scale(self.bone_mass_kg),
             moment_arm_coeffs=scale(self.moment_arm_coeffs),
-            moment_arm_forms={k: _scaled(f, float(scale(1.0))) for k, f in self.moment_arm_forms.items()},
+            moment_arm_forms={k: f.scaled(float(scale(1.0))) for k, f in self.moment_arm_forms.items()},
             contact=ContactParams(
                 a_N=float(scale(c.a_N)), b=c.b, Kx_N_per_m=float(scale(c.Kx_N_per_m)),
                 Ky_N_per_m=float(scale(c.Ky_N_per_m)), mu_x=float(scale(c.mu_x)),
@@ -476,12 +476,6 @@ def _to_doc(p: FingerParams) -> dict:
                 entry[f"{joint}_times_cos_MCP_FE"] = True
         doc["moment_arms"][group] = entry
     return doc
-
-
-def _scaled(form: ArmForm, factor: float) -> ArmForm:
-    if isinstance(form, ArmSurface):
-        return ArmSurface(form.coeffs_m * factor)
-    return dataclasses.replace(form, values_m=form.values_m * factor)
 
 
 def _polynomial(coeffs: list[float]) -> list[float]:

@@ -61,3 +61,16 @@ def test_bad_parameters_and_trials_are_one_line(capsys):
     assert "--trials nothing/*: no paper trial matches" in capsys.readouterr().err
     assert main(["sim", "sensitivity", "--method", "sobol", "--samples", "12"]) != 0
     assert "power of two" in capsys.readouterr().err
+
+
+def test_a_moment_arm_factor_scales_the_curve_in_the_form_the_parameters_give_it():
+    """A lab's tables (or surfaces) are what the analysis perturbs, not the unused polynomial under them."""
+    from uartlab.sim.moment_arm_forms import tabulate
+
+    params = FingerParams.uart()
+    tabled = params.replace(moment_arm_forms=tabulate(params))
+    scaled = with_factors(tabled, {"arms_FDP": 1.1})
+    q = np.radians([5.0, 40.0, 50.0, 25.0])
+    for joint in ("MCP_FE", "PIP", "DIP"):
+        assert scaled.moment_arm("FDP", joint, q) == pytest.approx(1.1 * tabled.moment_arm("FDP", joint, q), rel=1e-12)
+    assert scaled.moment_arm("FDS", "PIP", q) == tabled.moment_arm("FDS", "PIP", q)
