@@ -29,8 +29,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.errors import CalibrationError
-from uartlab.sim.moment_arm_forms import ARM_FORMS, MCP_AXES, ArmTable
-from uartlab.sim.names import EM_TENDONS, GROUP_JOINTS, JOINTS, MCP_FE, MOMENT_ARM_GROUPS, TENDONS, tendon_index
+from uartlab.sim.moment_arm_forms import MCP_AXES, ArmTable
+from uartlab.sim.names import (
+    ARM_FORMS,
+    EM_TENDONS,
+    GROUP_JOINTS,
+    JOINTS,
+    MCP_FE,
+    MOMENT_ARM_GROUPS,
+    TENDONS,
+    tendon_index,
+)
 from uartlab.sim.params import N_COEFFS, FingerParams
 
 MIN_SAMPLES = 50

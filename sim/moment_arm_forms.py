@@ -44,7 +44,6 @@ from uartlab.sim.names import JOINTS, MCP_AB, MCP_FE
 if TYPE_CHECKING:
     from uartlab.sim.params import FingerParams
 
-ARM_FORMS = ("polynomial", "table")   # what a calibration writes: the model's polynomial, or a table
 KEY_SUFFIXES = ("mm", "surface_mm", "table")   # a moment arm's keys in a parameter file: <JOINT>_<suffix>
 MAX_DEGREE = 3                         # a surface's degree in each angle; a patch is 4 x 4
 PATCH_SIZE = (MAX_DEGREE + 1) ** 2

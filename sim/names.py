@@ -64,5 +64,9 @@ GROUP_JOINTS: dict[str, tuple[str, ...]] = {
     ULNAR_BAND: ("PIP", "DIP"),
 }
 
+# The forms a moment-arm calibration writes: the model's polynomial in each joint's angle, or a table
+# (sim/moment_arm_forms.py; a parameter file may also give a surface over both MCP angles).
+ARM_FORMS: tuple[str, ...] = ("polynomial", "table")
+
 # Bones that carry mass, distal to MCP, PIP and DIP (D-H links 2, 3, 4; link 1 is the massless AB-FE link).
 BONES: tuple[str, ...] = ("proximal", "middle", "distal")

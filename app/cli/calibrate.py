@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
         positive_float,
         positive_int,
     )
-    from uartlab.sim.moment_arm_forms import ARM_FORMS
+    from uartlab.sim.names import ARM_FORMS
 
     cal = sub.add_parser("calibrate", help="calibration procedures (on the twin by default); results to the store")
     cal_sub = cal.add_subparsers(dest="procedure", metavar="PROCEDURE", required=True)
