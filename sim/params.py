@@ -117,11 +117,16 @@ class FingerParams:
         text = commented_toml(self.template, doc) if self.template else tomli_w.dumps(doc)
         if path is not None:
             path = Path(path)
-            for form in self.moment_arm_forms.values():
-                if isinstance(form, ArmTable):
-                    table_path = path.parent / form.file
-                    table_path.parent.mkdir(parents=True, exist_ok=True)
-                    table_path.write_text(form.csv_text())
+            folder = path.parent.resolve()
+            tables = [f for f in self.moment_arm_forms.values() if isinstance(f, ArmTable)]
+            for form in tables:   # nothing is written outside the chosen file's folder
+                if not (folder / form.file).resolve().is_relative_to(folder):
+                    raise ParameterError("", f"the moment-arm table {form.file!r} is outside this file's folder: "
+                                             "name it by a path inside it", source=str(path))
+            for form in tables:
+                table_path = folder / form.file
+                table_path.parent.mkdir(parents=True, exist_ok=True)
+                table_path.write_text(form.csv_text())
             path.write_text(text)
         return text
 

@@ -198,3 +198,13 @@ def _drop_key(text: str, group: str, key: str) -> str:
     section = _section(text, group)
     kept = "\n".join(ln for ln in section.splitlines() if not ln.startswith(f"{key} ="))
     return text.replace(section, kept, 1)
+
+
+@pytest.mark.parametrize("name", ["../shared/fds.csv", "/tmp/elsewhere/fds.csv"])
+def test_writing_never_puts_a_table_outside_the_chosen_folder(params, tmp_path, name):
+    table = ArmTable(("PIP",), (np.radians([0.0, 45.0, 90.0]),), 1e-3 * np.array([8.0, 9.0, 9.5]), file=name)
+    out = tmp_path / "lab" / "params.toml"
+    out.parent.mkdir()
+    with pytest.raises(ParameterError, match=r"params.toml: the moment-arm table .* is outside this file's folder"):
+        params.replace(moment_arm_forms={("FDS", "PIP"): table}).to_toml(out)
+    assert list(tmp_path.rglob("*.csv")) == [] and not out.exists()
