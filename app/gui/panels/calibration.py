@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from uartlab.app.gui.file_chooser import choose
+from uartlab.sim.names import ARM_FORMS
 
 # (command-line name, what the operator sees)
 PROCEDURES = (
@@ -40,6 +41,9 @@ PROCEDURES = (
     ("moment-arms", "Moment arms: ACT sweeps -> r(theta) per tendon and joint"),
     ("model", "Model parameters: Coulomb, damping, contact law (many simulations)"),
 )
+# The forms a moment-arm calibration writes (sim/names.py ARM_FORMS), as the operator reads them.
+ARM_FORM_TEXT = {"polynomial": "as polynomials in each joint's angle (the model's defaults' form)",
+                 "table": "as tables: CSV grids every 10 deg, MCP arms over both MCP angles"}
 # (what the operator sees, where): "" the twin plant in-process, "twin" the twin rig, "rig" the Rig tab's
 WHERE = (
     ("the twin plant, in-process (fastest)", ""),
@@ -63,6 +67,9 @@ class CalibrationPanel(QWidget):
         self.where = QComboBox()
         for text, where in WHERE:
             self.where.addItem(text, where)
+        self.form = QComboBox()
+        for form in ARM_FORMS:
+            self.form.addItem(ARM_FORM_TEXT[form], form)
         self.sessions_edit = QLineEdit()
         self.sessions_edit.setPlaceholderText("recorded session .h5 files, separated by ';' (empty: trials "
                                               "recorded on the twin)")
@@ -91,6 +98,7 @@ class CalibrationPanel(QWidget):
         where_row = QHBoxLayout()
         where_row.addWidget(QLabel("on"))
         where_row.addWidget(self.where)
+        where_row.addWidget(self.form)
         where_row.addWidget(self.sessions_edit, 4)
         where_row.addWidget(self.sessions_button)
         where_row.addStretch(1)
@@ -128,6 +136,8 @@ class CalibrationPanel(QWidget):
                                                      "the devices itself")
                 return
             args += ["--rig", config or "twin"]
+        if name == "moment-arms":
+            args += ["--form", self.form.currentData()]
         if dry_run:
             args.append("--dry-run")
         self.output.setPlainText(f"$ uartlab {' '.join(args[2:])}\n")   # from `calibrate` on
@@ -148,6 +158,7 @@ class CalibrationPanel(QWidget):
         self.where.setEnabled(not model)
         self.sessions_edit.setVisible(model)
         self.sessions_button.setVisible(model)
+        self.form.setVisible(self.procedure.currentData() == "moment-arms")
 
     def _choose_sessions(self) -> None:
         choose(self, "Sessions to fit the model to", str(Path.cwd()),

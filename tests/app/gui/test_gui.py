@@ -250,6 +250,17 @@ def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, windo
     panel.where.setCurrentIndex(panel.where.findData("rig"))
     panel.run_button.click()
     assert not panel.running() and "disconnect the rig first" in window.errors[-1]
+    # The moment arms are written in the form chosen beside the place, which only they show.
+    assert panel.form.isHidden()
+    panel.where.setCurrentIndex(panel.where.findData(""))
+    panel.procedure.setCurrentIndex(panel.procedure.findData("moment-arms"))
+    panel.form.setCurrentIndex(panel.form.findData("table"))
+    assert not panel.form.isHidden()
+    panel.dry_run_button.click()
+    assert panel.output.toPlainText().startswith("$ uartlab calibrate moment-arms --store ")
+    assert "--form table --dry-run" in panel.output.toPlainText().splitlines()[0]
+    qtbot.waitUntil(lambda: not panel.running(), timeout=120000)
+    assert "FDP    DIP" in panel.output.toPlainText() and "over DIP" in panel.output.toPlainText()
     # The model fit takes sessions instead of a place to run.
     assert panel.sessions_edit.isHidden() and panel.where.isEnabled()
     panel.procedure.setCurrentIndex(panel.procedure.findData("model"))
