@@ -69,6 +69,14 @@ def add_parser(sub) -> None:
     urdf.add_argument("--params", type=Path)
     urdf.set_defaults(run=_run_urdf)
 
+    mjcf = sim_sub.add_parser("export-mjcf", help="write the finger with its tendons as MuJoCo MJCF (needs "
+                                                  "uartlab[mujoco]); --compare: the free-motion pulls in both")
+    mjcf.add_argument("-o", "--out", type=Path, default=Path("uart_finger.xml"))
+    mjcf.add_argument("--params", type=Path)
+    mjcf.add_argument("--compare", action="store_true",
+                      help="also pull each tendon as the paper's free-motion trials do, in MuJoCo and in uartlab")
+    mjcf.set_defaults(run=_run_mjcf)
+
     params = sim_sub.add_parser("params", help="write the parameter set as TOML (defaults unless --params)")
     params.add_argument("-o", "--out", type=Path,
                         help="file to write, with the moment-arm tables it names beside it (default: print)")
@@ -162,6 +170,32 @@ def _run_urdf(args) -> int:
     params = _finger(args).params
     write_urdf(params, writable_file(args.out, "-o"))
     print(f"URDF written to {args.out}")
+    return 0
+
+
+def _run_mjcf(args) -> int:
+    import numpy as np
+    from uartlab.sim import scenarios as sc
+    from uartlab.sim.mjcf import compare_pull, finger_mjcf
+
+    finger = _finger(args)
+    start, _ = sc.trial_start(finger, sc.free_motion_trial("FDP"))   # the paper's Flex pose: its arms matched
+    text = finger_mjcf(finger.params, np.asarray(start.theta))
+    writable_file(args.out, "-o").write_text(text)
+    print(f"MJCF written to {args.out} (moment arms matched in the Flex pose; MuJoCo cannot branch the extensor "
+          "mechanism: see uartlab.sim.mjcf)")
+    if args.compare:
+        def row(values, fmt: str = "6.1f") -> str:
+            return " ".join(f"{v:{fmt}}" for v in values)
+
+        pulls = [compare_pull(finger.params, tendon) for tendon in TENDONS]
+        print(f"free-motion pulls of 15 mm from {row(pulls[0].start_deg, '.0f')} deg "
+              f"(start tensions {' '.join(TENDONS)} [N]: uartlab {row(pulls[0].uartlab_pretension_N, '.2f')}, "
+              f"MuJoCo {row(pulls[0].mujoco_pretension_N, '.2f')})")
+        print(f"  steady joint angles [deg] {' '.join(JOINTS)}")
+        for c in pulls:
+            print(f"  {c.tendon:4} uartlab {row(c.uartlab_deg)}   MuJoCo {row(c.mujoco_deg)}   "
+                  f"MuJoCo - uartlab {row(c.difference_deg)}")
     return 0
 
 
