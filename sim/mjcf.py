@@ -41,6 +41,7 @@ SIDE_M = 0.003        # a pulley's side site, this far outside it on the tendon'
 MIN_ARM_M = 1e-4      # an arm below this crosses the joint on its axis: no pulley
 PULLEY_HALF_LENGTH_M = 0.004
 TIMESTEP_S = 0.0005
+COMMAND_STEPS = 4     # the pull's command is updated every 2 ms, uartlab's RK4 step
 LIMIT_TIMECONST_S = 4 * TIMESTEP_S
 SETTLE_S = 3.0        # MuJoCo's pull runs this long past uartlab's settled end
 # The joints each input tendon crosses and the moment-arm group it takes there (one path: no EM branching).
@@ -218,7 +219,7 @@ def compare_pull(params: FingerParams, tendon: str = "FDP") -> PullComparison:
     mujoco = _mujoco()
     from uartlab.sim import Finger
     from uartlab.sim import scenarios as sc
-    from uartlab.sim.inputs import input_excursions_into, sigmoid_inputs
+    from uartlab.sim.inputs import sigmoid_inputs
 
     finger = Finger(params)
     trial = sc.free_motion_trial(tendon)
@@ -232,12 +233,19 @@ def compare_pull(params: FingerParams, tendon: str = "FDP") -> PullComparison:
     data.qpos[:] = q0
     mujoco.mj_forward(model, data)
     rest = np.array(data.ten_length) - pretension / np.asarray(params.input_stiffness_N_per_m, float)
-    inputs = sigmoid_inputs(list(trial.pulls))
-    u = np.zeros(6)
-    t_end = float(ours.t[-1]) + SETTLE_S
-    while data.time < t_end:
-        input_excursions_into(inputs, data.time, u)
-        model.tendon_lengthspring[:, 1] = rest - u
-        mujoco.mj_step(model, data)
+    run_pull(model, data, rest, sigmoid_inputs(list(trial.pulls)), float(ours.t[-1]) + SETTLE_S)
     return PullComparison(tendon, np.degrees(q0), np.asarray(ours.final.theta_deg, float),
                           np.degrees(np.array(data.qpos)), ours_pretension, pretension)
+
+
+def run_pull(model, data, rest_m: np.ndarray, inputs: np.ndarray, until_s: float) -> None:
+    """Step MuJoCo to ``until_s``, each tendon's rest length its start's less the commanded excursion (the
+    servo reeling in; ``inputs`` as sim/inputs.py compiles them), set every ``COMMAND_STEPS`` steps."""
+    from uartlab.sim.inputs import input_excursions_into
+
+    mujoco = _mujoco()
+    u = np.zeros(len(rest_m))
+    while data.time < until_s:
+        input_excursions_into(inputs, data.time, u)
+        model.tendon_lengthspring[:, 1] = rest_m - u
+        mujoco.mj_step(model, data, nstep=COMMAND_STEPS)

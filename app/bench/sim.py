@@ -8,7 +8,9 @@
 (e) a batch of perturbed models (each parameter within +-15 %, seeded) on all 22 trials, as a sensitivity
     analysis or a fit runs them: trials per second on one worker process beside two;
 (f) the 22 trials with every moment arm a table (sim/moment_arm_forms.py: the MCP arms bicubic over both
-    MCP angles) beside the polynomial defaults, interleaved: goal within 20 %.
+    MCP angles) beside the polynomial defaults, interleaved: goal within 20 %;
+(g) the same free-motion pull in MuJoCo (`uartlab sim export-mjcf`: no extensor mechanism, 0.5 ms steps,
+    the command set every 2 ms from Python), real-time factor beside (a), when MuJoCo is installed.
 Timings are medians of ``--repeats`` runs after a warm-up (the first call compiles the kernels).
 """
 
@@ -83,7 +85,38 @@ def measure(repeats: int = 5) -> dict:
         **measure_ik(),
         **measure_batch(),
         **measure_forms(max(1, repeats // 2)),
+        **measure_mujoco(repeats),
     }
+
+
+def measure_mujoco(repeats: int) -> dict:
+    """(g): the exported finger's FDP pull in MuJoCo, from Flex held by its least tensions, to the same end."""
+    try:
+        import mujoco
+    except ImportError:
+        return {}
+    from uartlab.sim import FingerParams
+    from uartlab.sim.inputs import sigmoid_inputs
+    from uartlab.sim.mjcf import finger_spec, holding_tensions, run_pull
+
+    params = FingerParams.uart()
+    finger = Finger(params)
+    trial = sc.free_motion_trial("FDP")
+    x0, _ = sc.trial_start(finger, trial)
+    end_s = float(finger.simulate(x0, trial.pulls).t[-1])
+    model = finger_spec(params, x0.theta).compile()
+    tensions = holding_tensions(model, x0.theta, float(np.min(x0.F_input)))
+    walls = []
+    for _ in range(repeats):
+        data = mujoco.MjData(model)
+        data.qpos[:] = x0.theta
+        mujoco.mj_forward(model, data)
+        rest = np.array(data.ten_length) - tensions / params.input_stiffness_N_per_m
+        t0 = time.perf_counter()
+        run_pull(model, data, rest, sigmoid_inputs(list(trial.pulls)), end_s)
+        walls.append(time.perf_counter() - t0)
+    wall = float(np.median(walls))
+    return {"mujoco_wall_s": wall, "mujoco_real_time_factor": end_s / wall, "mujoco_timestep_s": model.opt.timestep}
 
 
 def measure_forms(repeats: int) -> dict:
@@ -157,6 +190,10 @@ def render(m: dict) -> str:
         f"(f) tabulated moment arms     {m['forms_tables_22_trials_wall_s']:8.3f} s   (polynomial"
         f" {m['forms_polynomial_22_trials_wall_s']:.3f} s: {slowdown:.2f}x)   goal <= {GOAL_TABLE_SLOWDOWN}x: "
         f"{verdict(slowdown <= GOAL_TABLE_SLOWDOWN)}",
+        (f"(g) MuJoCo, the same pull       {m['mujoco_real_time_factor']:8.0f}x   ({m['mujoco_wall_s'] * 1e3:.1f} ms,"
+         f" {m['mujoco_timestep_s'] * 1e3:g} ms steps, the exported finger without the extensor mechanism;"
+         f" uartlab {m['real_time_factor']:.0f}x)" if "mujoco_wall_s" in m
+         else "(g) MuJoCo: not installed (pip install 'uartlab[mujoco]')"),
     ])
 
 
