@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,6 +141,10 @@ class ArmTable:
         return replace(self, values_m=self.values_m * factor)
 
     def patches(self) -> Patches:
+        return self._patches
+
+    @cached_property
+    def _patches(self) -> Patches:   # the splines once per table (a query per pose would rebuild them)
         axes = tuple(JOINTS.index(a) for a in self.axes)
         if len(self.axes) == 1:
             from scipy.interpolate import CubicSpline, make_interp_spline
