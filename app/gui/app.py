@@ -26,10 +26,39 @@ def qt_app():
         raise explain_import_error(exc) from exc
 
     pg.setConfigOptions(antialias=False, background="#101418", foreground="#d0d4d8")
+    if QApplication.instance() is None:
+        _quiet_offscreen_size_hints()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("uartlab-gui")
     app.setOrganizationName("uartlab")
     return app
+
+
+# Qt's offscreen platform (tests, benchmarks, screenshots) warns this on every window resize: not the
+# operator's concern, and a stream of it hides what is.
+OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"
+
+
+def _quiet_offscreen_size_hints() -> None:
+    """Drop Qt's offscreen size-hint warning; every other Qt message goes where Qt would send it."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(kind, context, message: str) -> None:
+        if message == OFFSCREEN_NOISE:
+            return
+        if previous is not None:
+            previous(kind, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    global _message_handler
+    _message_handler = handler   # Qt keeps only a pointer: the function must outlive this call
+    previous = qInstallMessageHandler(handler)
+
+
+_message_handler = None
 
 
 def main(args: argparse.Namespace) -> int:
