@@ -51,8 +51,7 @@ def with_stored_moment_arms(params: FingerParams, record: CalibrationRecord) -> 
     becomes the model's table form, named ``moment_arms/<tendon>_<joint>.csv`` (written beside the parameters
     when they are saved)."""
     doc = tomllib.loads(params.to_toml())
-    tables: dict[str, ArmTable | str] = {f.file: f for f in params.moment_arm_forms.values()
-                                         if isinstance(f, ArmTable)}
+    tables: dict[str, ArmTable | str] = dict(params.arm_tables)
     for tendon, curves in record.values.get("moment_arms", {}).items():
         entry = doc["moment_arms"].setdefault(tendon, {})
         # the curves first (each clears its joint's old form and cosine flag), then the flags the fit set

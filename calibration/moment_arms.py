@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from uartlab.errors import CalibrationError
-from uartlab.sim.moment_arm_forms import MCP_AXES, ArmTable
+from uartlab.sim.moment_arm_forms import MCP_AXES, ArmTable, table_file
 from uartlab.sim.names import (
     ARM_FORMS,
     EM_TENDONS,
@@ -259,7 +259,7 @@ def fit_moment_arms(tendon: str, theta_rad: np.ndarray, path_m: np.ndarray, cos_
         joint = entry.joint
         if isinstance(entry, _Grid):
             tables[joint] = ArmTable(tuple(JOINTS[a] for a in entry.axes), entry.nodes, values.reshape(entry.shape),
-                                     file=f"moment_arms/{tendon}_{joint}.csv",
+                                     file=table_file(tendon, joint),
                                      comment=f"# {tendon} about {joint}: ACT sweep, {l.size} taut samples, "
                                              f"path residual {rms * 1e3:.3f} mm RMS")
             continue
@@ -365,7 +365,7 @@ def stored_table(tendon: str, joint: str, value: dict) -> ArmTable:
     """The ArmTable of a stored ``<joint>_table`` value (``record_values``)."""
     axes = tuple(k.removesuffix("_deg") for k in value if k.endswith("_deg"))
     return ArmTable(axes, tuple(np.radians(np.asarray(value[f"{a}_deg"], float)) for a in axes),
-                    np.asarray(value["r_mm"], float) * 1e-3, file=f"moment_arms/{tendon}_{joint}.csv",
+                    np.asarray(value["r_mm"], float) * 1e-3, file=table_file(tendon, joint),
                     comment=f"# {tendon} about {joint}: ACT sweep (uartlab calibrate moment-arms --form table)")
 
 
@@ -376,7 +376,7 @@ def fit_tendons(order: tuple[str, ...], theta_rad: np.ndarray, paths_m: np.ndarr
     polynomial form keeps ``nominal``'s cos(MCP_FE) flags. Returns the fits and a table of lines for the
     operator (with each curve's RMS error against ``truth``, a twin's own parameters, when given)."""
     head = "coefficients [mm, mm/rad, mm/rad^2]" if form == "polynomial" else "table [nodes; r range, mm]"
-    lines = [f"{'tendon':6} {'joint':6} {head:<48}" + (f" {'rms err vs twin [mm]':>21}" if truth else "")]
+    lines = [f"{'tendon':6} {'joint':6} {head:<48}" + (f" {'rms err vs twin [mm]':>21}" if truth is not None else "")]
     fits = []
     for i, t in enumerate(TENDONS):
         if t not in order:

@@ -107,6 +107,10 @@ def compile_model(p: FingerParams) -> np.ndarray:
         # A link's D-H frame sits at its distal joint with x along the bone.
         v.link_com[frame] = p.bone_com_m[bone] - np.array([p.a_m[frame - 1], 0.0, 0.0])
         v.link_inertia[frame] = np.diag(p.bone_inertia_kgm2[bone])
+    # A surface or table form's patches follow the fixed part of P, once per group and joint (the four
+    # central-slip segments share theirs); a pair's ARM_FORM entry says where its patches start.
+    patches: list[np.ndarray] = []
+    starts: dict[tuple[str, str], int] = {}
     for s, seg in enumerate(SEGMENTS):
         group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
         if group is None:  # eq.-8 segments join two EM masses and cross no joint
@@ -117,6 +121,12 @@ def compile_model(p: FingerParams) -> np.ndarray:
             v.arm_coeffs[s, j] = p.moment_arm_coeffs[g, j]
             v.arm_cos_fe[s, j] = float(p.moment_arm_cos_fe[g, j])
             v.crosses[s, j] = 1.0
+            form = p.moment_arm_forms.get((group, joint))
+            if form is not None:
+                if (group, joint) not in starts:
+                    starts[group, joint] = P_SIZE + sum(b.size for b in patches)
+                    patches.append(form.patches().flat())
+                P[ARM_FORM + 4 * s + j] = starts[group, joint]
     v.stiffness[:] = np.concatenate([p.input_stiffness_N_per_m, p.em_stiffness_N_per_m])
     v.joint_stiffness[:] = p.joint_stiffness_Nm_per_rad
     v.joint_damping[:] = p.joint_damping_Nms_per_rad
@@ -132,17 +142,7 @@ def compile_model(p: FingerParams) -> np.ndarray:
     P[PAD_RADIUS] = c.pad_radius_m
     P[COS_ALPHA:COS_ALPHA + 4] = np.cos(p.alpha_rad)
     P[SIN_ALPHA:SIN_ALPHA + 4] = np.sin(p.alpha_rad)
-    blocks = [P]
-    for s, seg in enumerate(SEGMENTS):
-        group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
-        if group is None:
-            continue
-        for joint in GROUP_JOINTS[group]:
-            form = p.moment_arm_forms.get((group, joint))
-            if form is not None:
-                P[ARM_FORM + 4 * s + JOINTS.index(joint)] = sum(b.size for b in blocks)
-                blocks.append(form.patches().flat())
-    return np.concatenate(blocks) if len(blocks) > 1 else P
+    return np.concatenate([P, *patches]) if patches else P
 
 
 def surface_array(point_m, frame: np.ndarray) -> np.ndarray:

@@ -216,7 +216,7 @@ class PullComparison:
 def compare_pull(params: FingerParams, tendon: str = "FDP") -> PullComparison:
     """The paper's free-motion pull of ``tendon`` (its start pose, its 15 mm sigmoid) in uartlab and in MuJoCo;
     each starts holding the pose with its own least tensions (uartlab's the smallest of them, at least)."""
-    mujoco = _mujoco()
+    _mujoco()   # a missing MuJoCo is said before uartlab's trial runs
     from uartlab.sim import Finger
     from uartlab.sim import scenarios as sc
     from uartlab.sim.inputs import sigmoid_inputs
@@ -229,13 +229,19 @@ def compare_pull(params: FingerParams, tendon: str = "FDP") -> PullComparison:
     ours_pretension = np.asarray(x0.F_input, float)
     model = finger_spec(params, q0).compile()
     pretension = holding_tensions(model, q0, float(np.min(ours_pretension)))
-    data = mujoco.MjData(model)
-    data.qpos[:] = q0
-    mujoco.mj_forward(model, data)
-    rest = np.array(data.ten_length) - pretension / np.asarray(params.input_stiffness_N_per_m, float)
+    data, rest = held_start(model, params, q0, pretension)
     run_pull(model, data, rest, sigmoid_inputs(list(trial.pulls)), float(ours.t[-1]) + SETTLE_S)
     return PullComparison(tendon, np.degrees(q0), np.asarray(ours.final.theta_deg, float),
                           np.degrees(np.array(data.qpos)), ours_pretension, pretension)
+
+
+def held_start(model, params: FingerParams, q: np.ndarray, tensions_N: np.ndarray) -> tuple[Any, np.ndarray]:
+    """MuJoCo's state at rest in pose q, and each tendon's rest length (m) that gives it ``tensions_N`` there."""
+    mujoco = _mujoco()
+    data = mujoco.MjData(model)
+    data.qpos[:] = q
+    mujoco.mj_forward(model, data)
+    return data, np.array(data.ten_length) - tensions_N / np.asarray(params.input_stiffness_N_per_m, float)
 
 
 def run_pull(model, data, rest_m: np.ndarray, inputs: np.ndarray, until_s: float) -> None:

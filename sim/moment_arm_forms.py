@@ -262,6 +262,11 @@ def _hermite(h: float) -> np.ndarray:
 ArmForm = ArmSurface | ArmTable
 
 
+def table_file(group: str, joint: str) -> str:
+    """Where a table of ``group``'s arm about ``joint`` goes, relative to its parameter file."""
+    return f"moment_arms/{group}_{joint}.csv"
+
+
 def tabulate(params: FingerParams, step_deg: float = 10.0) -> dict[tuple[str, str], ArmForm]:
     """Every moment arm of ``params`` as a table sampled every ``step_deg`` over its joints' ranges (the MCP
     arms over both MCP angles): a start for a lab's own tables, and what `uartlab bench sim` times."""
@@ -283,7 +288,7 @@ def tabulate(params: FingerParams, step_deg: float = 10.0) -> dict[tuple[str, st
                 for a, i in zip(axes, index, strict=True):
                     theta[JOINTS.index(a)] = grid[axes.index(a)][i]
                 values[index] = params.moment_arm(group, joint, theta)
-            forms[group, joint] = ArmTable(axes, grid, values, file=f"moment_arms/{group}_{joint}.csv",
+            forms[group, joint] = ArmTable(axes, grid, values, file=table_file(group, joint),
                                            comment=f"# {group} about {joint}, sampled every {step_deg:g} deg "
                                                    f"from {params.source}")
     return forms

@@ -118,7 +118,7 @@ class FingerParams:
         if path is not None:
             path = Path(path)
             folder = path.parent.resolve()
-            tables = [f for f in self.moment_arm_forms.values() if isinstance(f, ArmTable)]
+            tables = self.arm_tables.values()
             for form in tables:   # nothing is written outside the chosen file's folder
                 if not (folder / form.file).resolve().is_relative_to(folder):
                     raise ParameterError("", f"the moment-arm table {form.file!r} is outside this file's folder: "
@@ -130,18 +130,21 @@ class FingerParams:
             path.write_text(text)
         return text
 
+    @property
+    def arm_tables(self) -> dict[str, ArmTable]:
+        """The moment-arm tables this set names, by their file name as the parameter file writes it."""
+        return {f.file: f for f in self.moment_arm_forms.values() if isinstance(f, ArmTable)}
+
     def table_texts(self) -> dict[str, str]:
         """Each moment-arm table this set names, as the CSV text of its file (file name as written -> text):
         with ``to_toml()``, everything needed to rebuild the set elsewhere (``from_toml_text(..., tables=)``)."""
-        return {f.file: f.csv_text() for f in self.moment_arm_forms.values() if isinstance(f, ArmTable)}
+        return {name: table.csv_text() for name, table in self.arm_tables.items()}
 
     def replace(self, **changes: Any) -> FingerParams:
         """A copy with some fields changed (dataclasses.replace, validated again)."""
         new = dataclasses.replace(self, **changes)
-        tables: dict[str, ArmTable | str] = {f.file: f for f in new.moment_arm_forms.values()
-                                             if isinstance(f, ArmTable)}
         return FingerParams.from_toml_text(tomli_w.dumps(_to_doc(new)), source=self.source, template=self.template,
-                                           tables=tables)
+                                           tables=dict(new.arm_tables))
 
     def perturbed(self, fraction: float, seed: int) -> FingerParams:
         """A seeded random variation: every stiffness, mass, friction, contact and moment-arm value

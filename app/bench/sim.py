@@ -16,6 +16,7 @@ Timings are medians of ``--repeats`` runs after a warm-up (the first call compil
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 
@@ -91,13 +92,11 @@ def measure(repeats: int = 5) -> dict:
 
 def measure_mujoco(repeats: int) -> dict:
     """(g): the exported finger's FDP pull in MuJoCo, from Flex held by its least tensions, to the same end."""
-    try:
-        import mujoco
-    except ImportError:
+    if importlib.util.find_spec("mujoco") is None:
         return {}
     from uartlab.sim import FingerParams
     from uartlab.sim.inputs import sigmoid_inputs
-    from uartlab.sim.mjcf import finger_spec, holding_tensions, run_pull
+    from uartlab.sim.mjcf import finger_spec, held_start, holding_tensions, run_pull
 
     params = FingerParams.uart()
     finger = Finger(params)
@@ -108,10 +107,7 @@ def measure_mujoco(repeats: int) -> dict:
     tensions = holding_tensions(model, x0.theta, float(np.min(x0.F_input)))
     walls = []
     for _ in range(repeats):
-        data = mujoco.MjData(model)
-        data.qpos[:] = x0.theta
-        mujoco.mj_forward(model, data)
-        rest = np.array(data.ten_length) - tensions / params.input_stiffness_N_per_m
+        data, rest = held_start(model, params, x0.theta, tensions)
         t0 = time.perf_counter()
         run_pull(model, data, rest, sigmoid_inputs(list(trial.pulls)), end_s)
         walls.append(time.perf_counter() - t0)

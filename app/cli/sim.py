@@ -200,8 +200,6 @@ def _run_mjcf(args) -> int:
 
 
 def _run_params(args) -> int:
-    from uartlab.sim.moment_arm_forms import ArmTable
-
     params = _finger(args).params
     if args.store is not None:
         from uartlab.calibration.applied import calibrated_params
@@ -214,7 +212,7 @@ def _run_params(args) -> int:
             print(f"applied {line}", file=sys.stderr)
     if args.out:
         params.to_toml(writable_file(args.out, "-o"))
-        tables = sorted({f.file for f in params.moment_arm_forms.values() if isinstance(f, ArmTable)})
+        tables = sorted(params.arm_tables)
         print(f"parameters written to {args.out}" + (f" (tables beside it: {', '.join(tables)})" if tables else ""))
     else:
         print(params.to_toml())
