@@ -139,6 +139,7 @@ def test_a_model_fit_batch_on_dask_counts_completed_futures(monkeypatch):
 
 
 # ------------------------------------------------------------------ log files
+@pytest.mark.slow
 def test_record_writes_a_log_beside_the_session(tmp_path):
     proc = uartlab("record", "--seconds", "1", "--out", str(tmp_path / "rec"))
     assert proc.returncode == 0, proc.stderr

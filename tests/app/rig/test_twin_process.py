@@ -24,6 +24,8 @@ from uartlab.app.rig.twin_control import TwinControl
 from uartlab.app.rig.twin_process import ORPHAN_GRACE_S, TwinProcess
 from uartlab.errors import DeviceError
 
+pytestmark = pytest.mark.slow   # each test brings up a twin process
+
 
 @pytest.fixture(scope="module")
 def rig():
