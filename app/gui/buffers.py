@@ -62,6 +62,12 @@ class Ring:
         """Append samples: t (n,), y (n, width)."""
         if t.shape[0] == 0:
             return
+        gaps = np.flatnonzero(np.diff(t) > self.gap_s)   # within a batch of records: each part on its own
+        if gaps.size:
+            y = np.asarray(y).reshape(t.shape[0], self.width)
+            for part in np.split(np.arange(t.shape[0]), gaps + 1):
+                self.extend(t[part], y[part])
+            return
         y = np.asarray(y, dtype=float).reshape(t.shape[0], self.width).T
         if t[0] - self.last_t > self.gap_s and math.isfinite(self.last_t):   # a break in the curve, not a line
             self._pend_t, self._pend_y = np.empty(0), np.empty((self.width, 0))
@@ -176,28 +182,43 @@ class LiveData:
         return ring
 
     def add(self, record: Record) -> None:
-        spec = self.specs.get(record.stream)
-        if spec is None or len(record) == 0:
-            return
-        t = np.asarray(record.host_time_s, dtype=float)
-        # A seek backwards: old curves would draw over the new ones. Judged per stream: streams may disagree
-        # about "now" (a device clock sync running ahead) without any of them going back.
-        if t[-1] < self.last_t.get(record.stream, -math.inf) - JUMP_BACK_S:
-            self.clear()
-        self.last_t[record.stream] = float(t[-1])
-        for (stream, name), chan in self.want.items():
-            if stream != record.stream or name not in record.data:
+        self.add_all([record])
+
+    def add_all(self, records: Iterable[Record]) -> None:
+        """Records in the order they came: each stream's consecutive records are taken in as one block (the
+        window drains dozens a frame; one ring write per channel a frame, not one per record)."""
+        pending: dict[str, list[Record]] = {}
+        for record in records:
+            if record.stream not in self.specs or len(record) == 0:
                 continue
-            ring = self._ring((stream, name), spec)
-            if ring is None:
-                continue
-            values = np.asarray(record.data[name]).reshape(len(t), -1)
-            if chan.columns is not None:
-                values = values[:, list(chan.columns)]
-            ring.extend(t, values)
-        self.samples[record.stream] = self.samples.get(record.stream, 0) + len(t)
-        self.now_s = max(self.now_s, float(t[-1]))
-        self.version += 1
+            newest = float(record.host_time_s[-1])
+            # A seek backwards: old curves would draw over the new ones. Judged per stream: streams may disagree
+            # about "now" (a device clock sync running ahead) without any of them going back.
+            if newest < self.last_t.get(record.stream, -math.inf) - JUMP_BACK_S:
+                self._take(pending)
+                pending = {}
+                self.clear()
+            self.last_t[record.stream] = newest
+            pending.setdefault(record.stream, []).append(record)
+        self._take(pending)
+
+    def _take(self, pending: dict[str, list[Record]]) -> None:
+        for stream, records in pending.items():
+            spec = self.specs[stream]
+            t = np.concatenate([np.asarray(r.host_time_s, dtype=float) for r in records])
+            for (want_stream, name), chan in self.want.items():
+                if want_stream != stream or name not in records[0].data:
+                    continue
+                ring = self._ring((stream, name), spec)
+                if ring is None:
+                    continue
+                values = np.concatenate([np.asarray(r.data[name]).reshape(len(r), -1) for r in records])
+                if chan.columns is not None:
+                    values = values[:, list(chan.columns)]
+                ring.extend(t, values)
+            self.samples[stream] = self.samples.get(stream, 0) + len(t)
+            self.now_s = max(self.now_s, float(t[-1]))
+            self.version += 1
 
     def get(self, stream: str, field: str) -> Ring | None:
         return self.rings.get((stream, field))

@@ -58,7 +58,7 @@ from uartlab.app.gui.tasks import Tasks
 from uartlab.app.gui.wording import for_operator
 from uartlab.hub import Hub, Subscription
 from uartlab.schema import MODEL_STREAM
-from uartlab.streams import Event
+from uartlab.streams import Event, Record
 
 FRAME_MS = 15             # ~60 fps target; the timer skips frames rather than queueing them
 POSE_PERIOD_S = 0.1       # pose redraws at 10 Hz whatever the frame rate (kinematics of two poses, scatter items)
@@ -296,8 +296,11 @@ class MainWindow(QMainWindow):
         if self.sub is None:
             return 0
         items = self.sub.drain()
+        records: list[Record] = []
         for item in items:
             if isinstance(item, Event):
+                self.data.add_all(records)   # the data before an event is in before the event is shown
+                records = []
                 self.ops.on_event(item)
                 continue
             if item.stream == MODEL_STREAM:
@@ -306,7 +309,8 @@ class MainWindow(QMainWindow):
                 spec = self.hub.specs.get(item.stream)  # a stream registered after we attached
                 if spec is not None:
                     self.data.specs[item.stream] = spec
-            self.data.add(item)
+            records.append(item)
+        self.data.add_all(records)
         return len(items)
 
     def redraw(self) -> None:

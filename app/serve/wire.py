@@ -12,6 +12,7 @@ Everything here is light (numpy, json, the package root) so the client loads no 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from enum import StrEnum
@@ -85,27 +86,46 @@ def _record(header: dict, frames: Sequence[Any], specs: dict[str, StreamSpec]) -
     spec = specs.get(stream)
     if spec is None:
         raise WireError(f"stream {stream!r}: not declared by the core (it declared {', '.join(sorted(specs))})")
-    fields = header["fields"]
-    if [f[0] for f in fields] != [f.name for f in spec.fields]:
-        raise WireError(f"stream {stream}: fields {[f[0] for f in fields]} on the wire, the core declared "
-                        f"{[f.name for f in spec.fields]}")
-    if len(frames) != 1 + len(fields):
-        raise WireError(f"stream {stream}: {len(frames)} data frames, expected {1 + len(fields)}")
+    layout = _layout(spec, header["fields"])
+    if len(frames) != 1 + len(layout):
+        raise WireError(f"stream {stream}: {len(frames)} data frames, expected {1 + len(layout)}")
     host = np.frombuffer(_buffer(frames[0]), dtype="<f8")
     if host.shape != (n,):
         raise WireError(f"stream {stream}: host_time_s has {host.size} values, the header says {n}")
     data = {}
-    for (name, dtype, shape), frame in zip(fields, frames[1:], strict=True):
-        declared = spec.field(name)
-        if np.dtype(dtype) != np.dtype(declared.dtype) or tuple(shape) != declared.shape:
-            raise WireError(f"stream {stream}: field {name} is {np.dtype(dtype)} {tuple(shape)} on the wire, "
-                            f"the core declared {np.dtype(declared.dtype)} {declared.shape}")
+    for (name, dtype, shape, sample_bytes), frame in zip(layout, frames[1:], strict=True):
         buf = _buffer(frame)
-        expected = n * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        if len(buf) != expected:
-            raise WireError(f"stream {stream}: field {name} has {len(buf)} bytes, expected {expected}")
+        if len(buf) != n * sample_bytes:
+            raise WireError(f"stream {stream}: field {name} has {len(buf)} bytes, expected {n * sample_bytes}")
         data[name] = np.frombuffer(buf, dtype=dtype).reshape((n, *shape))
     return Record(stream, host, data)
+
+
+# A stream's fields as they came on the wire, checked against its declaration once per layout: a viewer
+# decodes hundreds of messages a second, and building dtypes and shapes for each was most of the decode.
+_Layout = tuple[tuple[str, np.dtype, tuple[int, ...], int], ...]
+_LAYOUTS: dict[tuple[int, str], tuple[StreamSpec, _Layout]] = {}
+
+
+def _layout(spec: StreamSpec, fields: list) -> _Layout:
+    key = (id(spec), json.dumps(fields))
+    known = _LAYOUTS.get(key)
+    if known is not None and known[0] is spec:
+        return known[1]
+    if [f[0] for f in fields] != [f.name for f in spec.fields]:
+        raise WireError(f"stream {spec.name}: fields {[f[0] for f in fields]} on the wire, the core declared "
+                        f"{[f.name for f in spec.fields]}")
+    layout = []
+    for name, dtype, shape in fields:
+        declared = spec.field(name)
+        if np.dtype(dtype) != np.dtype(declared.dtype) or tuple(shape) != declared.shape:
+            raise WireError(f"stream {spec.name}: field {name} is {np.dtype(dtype)} {tuple(shape)} on the wire, "
+                            f"the core declared {np.dtype(declared.dtype)} {declared.shape}")
+        layout.append((name, np.dtype(dtype), tuple(shape), math.prod(shape) * np.dtype(dtype).itemsize))
+    if len(_LAYOUTS) > 1000:   # specs come and go (a core restarted): forget the old ones
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (spec, tuple(layout))
+    return tuple(layout)
 
 
 def _buffer(frame: Any) -> memoryview:

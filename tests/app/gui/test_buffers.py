@@ -80,3 +80,37 @@ def test_a_gap_in_a_stream_breaks_its_curve_instead_of_joining_it():
     steady.extend(first, first[:, None])
     steady.extend(first + 1, first[:, None])
     assert not np.isnan(steady.view()[1]).any()
+
+
+def test_a_frames_records_taken_at_once_draw_what_they_draw_one_by_one():
+    """The window takes in each frame's records as one block per stream: the rings hold exactly what
+    record-by-record ingestion gives, a gap between two records of the batch still breaks the curve, and a
+    seek back inside the batch still clears what came before it."""
+    spec = daq_spec(1000.0)
+    chans = [Channel(DAQ.stream, DAQ.tendon_force_N), Channel(DAQ.stream, DAQ.wrench, (0, 1, 2))]
+    rng = np.random.default_rng(7)
+
+    def block(t0: float) -> Record:
+        data = {f.name: rng.normal(size=(10, *f.shape)).astype(f.dtype) for f in spec.fields}
+        return Record(DAQ.stream, t0 + np.arange(10) / 1000.0, data)
+
+    starts = [1.0 + 0.01 * k for k in range(300)] + [5.0 + 0.01 * k for k in range(50)]   # 1.5 s without data
+    records = [block(t0) for t0 in starts]
+    one_by_one, batched = LiveData(chans), LiveData(chans)
+    for data in (one_by_one, batched):
+        data.set_specs({DAQ.stream: spec})
+    for r in records:
+        one_by_one.add(r)
+    for k in range(0, len(records), 37):   # frames of 37 records: the gap falls inside one
+        batched.add_all(records[k:k + 37])
+    for chan in chans:
+        t1, y1 = one_by_one.get(chan.stream, chan.field).view()
+        t2, y2 = batched.get(chan.stream, chan.field).view()
+        np.testing.assert_array_equal(t1, t2)
+        np.testing.assert_array_equal(y1, y2)
+        assert np.isnan(y2).any()                      # the break across the gap
+    assert batched.now_s == one_by_one.now_s and batched.samples == one_by_one.samples
+
+    batched.add_all([block(9.0), block(2.0), block(2.01)])   # a seek back to 2 s within one frame
+    t, _ = batched.get(DAQ.stream, DAQ.tendon_force_N).view()
+    assert t.min() >= 2.0 and t.max() < 2.1
