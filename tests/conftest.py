@@ -51,6 +51,23 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group("rig"))
 
 
+# The worker that takes the other tests (sims, fits, linters, builds: CPU-bound) yields to the rig tests'
+# processes: at nice 0 it would add a third CPU-bound process to `with-load 2`'s two for the rig tests.
+OTHER_TESTS_NICE = 5
+
+
+@pytest.fixture(autouse=True)
+def _other_tests_yield_to_the_rig_tests(request):
+    """In an xdist worker, the first test outside the rig group lowers the worker's priority for good (a
+    process may not raise it again). The scheduler hands the rig group, its largest unit, to a worker first,
+    and that worker gets other tests only once the group is done, so no rig test runs at the lower priority."""
+    if (os.environ.get("PYTEST_XDIST_WORKER") and request.node.get_closest_marker("xdist_group") is None
+            and not getattr(_other_tests_yield_to_the_rig_tests, "done", False)):
+        os.nice(OTHER_TESTS_NICE)
+        _other_tests_yield_to_the_rig_tests.done = True   # type: ignore[attr-defined]
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_heap_for_realtime_tests(request):
     """Tests marked ``realtime`` run device threads against deadlines (the stale-stream interlock trips at

@@ -142,6 +142,14 @@ def connect(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.ops.status is not None, timeout=5000)
 
 
+def wait_for_actuate(qtbot, window, timeout_ms: int = 30000) -> None:
+    """Until the run pulls; a run that ended first (a trip on a loaded machine) fails with its reason."""
+    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE or window.ops.phase in RUN_OVER, timeout=timeout_ms)
+    status = window.ops.run_status
+    assert window.ops.phase is Phase.ACTUATE, (window.ops.phase, status.fault_reason if status else None,
+                                               window.errors)
+
+
 def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: bool = True) -> None:
     window.ops.choose_suite(suite)
     panel = window.protocol_panel
@@ -216,7 +224,7 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     core = window.ops.core
     choose_one_trial(window, record=False)
     window.protocol_panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    wait_for_actuate(qtbot, window)
     estops = core.hub.subscribe("test-estop", {"events"}, maxsize=1000)
     pressed = time.monotonic()
     qtbot.keyClick(window, Qt.Key.Key_Escape)
@@ -254,7 +262,7 @@ def test_closing_the_window_mid_trial_leaves_the_trial_completing(qtbot, make_wi
     process = window.ops.core.process
     choose_one_trial(window)
     window.protocol_panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    wait_for_actuate(qtbot, window)
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
     path = window.ops.recording["path"]
     window.close()
@@ -325,7 +333,7 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     choose_one_trial(window, record=False)
     start = newest_excursion_m(address)                 # the servos are off: where the run will start
     panel.buttons["start"].click()
-    qtbot.waitUntil(lambda: window.ops.phase is Phase.ACTUATE, timeout=30000)
+    wait_for_actuate(qtbot, window)
     qtbot.wait(1500)                                    # FDP well into its pull
     qtbot.keyClick(window, Qt.Key.Key_F1)
     qtbot.waitUntil(lambda: not any(torque_on(twin)), timeout=3000)

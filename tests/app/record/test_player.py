@@ -78,11 +78,12 @@ def test_speed_paces_replay(session, speed):
     assert SECONDS / speed * 0.9 <= wall_s <= SECONDS / speed + 0.5   # + opening the file on a busy machine
 
 
-def test_max_is_fast(session):
+def test_max_is_not_paced(session):
+    """"max" reads as fast as it can: well under the recording's own length, which 1x takes (above)."""
     path, _ = session
     t0 = time.monotonic()
     collect(ReplayRig(path, speed="max"))
-    assert time.monotonic() - t0 < SECONDS / 5
+    assert time.monotonic() - t0 < SECONDS / 2
 
 
 def test_seek_skips_ahead(session):
