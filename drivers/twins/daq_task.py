@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from nidaqmx.constants import FillMode, LoggingMode
@@ -396,7 +396,10 @@ class DaqTask:
                 self._wait(lambda: not self.running or self._buffer.available >= n, timeout_s)
                 buffer = self._buffer
                 first = buffer.read_pos
-                t0 = datetime.fromtimestamp(self._t0_wall_s + first / (self.rate_Hz * self.time_scale), UTC)
+                # The sample clock's time of the block's first sample, kept as datetime arithmetic so that
+                # back-to-back blocks are exactly n sample periods apart (a float epoch loses the microseconds)
+                t0 = (datetime.fromtimestamp(self._t0_wall_s, UTC)
+                      + timedelta(seconds=first / (self.rate_Hz * self.time_scale)))
                 scans = buffer.take(min(n, buffer.available))
                 if self._log is not None and self.logging.logs_on_read and len(scans):
                     self._log.write(scans)  # every channel of the task, whichever the read returns

@@ -29,7 +29,9 @@ def analog_waveforms(scans, t0, dt_s: float, channels: list[AiChannel], mode: in
     for j, channel in enumerate(channels):
         wf = DoubleAnalogWaveform(y_data=scans[:, j])
         if timing:
-            start = ht.datetime.fromtimestamp((t0 + timedelta(seconds=j * skew_s)).timestamp(), t0.tzinfo)
+            at = t0 + timedelta(seconds=j * skew_s)   # no float epoch on the way: it loses the microseconds
+            start = ht.datetime(at.year, at.month, at.day, at.hour, at.minute, at.second, at.microsecond,
+                                tzinfo=at.tzinfo)
             wf.t0.CopyFrom(ptc.hightime_datetime_to_protobuf(start))
             wf.dt = dt_s
         if properties:
