@@ -14,7 +14,6 @@ it, never on the curves; markers for the tare, trial starts and trips scroll wit
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -259,9 +258,8 @@ def _draw(curves: list[LiveCurve], ring, now_s: float, scale: float) -> tuple[in
 
 
 def _finite_range(y: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
-    with warnings.catch_warnings():   # all NaN (a stream with no value yet) is expected: no range
-        warnings.simplefilter("ignore", RuntimeWarning)
-        y_lo, y_hi = np.nanmin(y, initial=np.inf), np.nanmax(y, initial=-np.inf)
+    # ``initial``: all NaN (a stream with no value yet) gives +-inf, without numpy's all-NaN warning
+    y_lo, y_hi = np.nanmin(y, initial=np.inf), np.nanmax(y, initial=-np.inf)
     if not (math.isfinite(y_lo) and math.isfinite(y_hi)):
         finite = y[np.isfinite(y)]   # +-inf among the values: the finite ones only
         if finite.size == 0:
