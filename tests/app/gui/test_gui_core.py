@@ -188,7 +188,8 @@ def test_a_suite_runs_to_the_end_in_the_core_and_the_file_is_recorded(qtbot, mak
     assert Path(path).parent == tmp_path / "rec"
     qtbot.waitUntil(lambda: curve_data(window, "excursion", "model")[0] is not None, timeout=10000)  # commanded
     qtbot.waitUntil(lambda: curve_data(window, "angles")[0] is not None, timeout=10000)              # joints
-    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=20000)    # live model
+    # The live model's own process starts with the run: over 20 s once under `with-load 2` beside the other tests
+    qtbot.waitUntil(lambda: curve_data(window, "tension", "model")[0] is not None, timeout=40000)    # live model
     qtbot.wait(500)
     window.on_status()
     assert window.recording_panel.file_label.text() == path
