@@ -223,6 +223,8 @@ class LiveCurve(pg.PlotCurveItem):
     bounds every frame (a NaN-aware min and max over x and y per curve, and the pixel size for the pen's
     margin) although the plots never auto-range; that was a seventh of a live frame's CPU."""
 
+    _known_bounds: tuple[float, float, float, float] | None = None   # None: pyqtgraph finds them
+
     def set_live_data(self, x: np.ndarray, y: np.ndarray, bounds: tuple[float, float, float, float] | None) -> None:
         """``bounds``: (x min, x max, y min, y max) that hold every point (those of all a plot's curves will
         do); None: unknown (no finite value), pyqtgraph finds them."""
@@ -230,13 +232,13 @@ class LiveCurve(pg.PlotCurveItem):
         self.setData(x, y)
 
     def dataBounds(self, ax, frac=1.0, orthoRange=None):
-        known = getattr(self, "_known_bounds", None)
+        known = self._known_bounds
         if known is None or frac < 1.0 or orthoRange is not None:
             return super().dataBounds(ax, frac, orthoRange)
         return known[2 * ax], known[2 * ax + 1]
 
     def boundingRect(self):
-        known = getattr(self, "_known_bounds", None)
+        known = self._known_bounds
         if known is None:
             return super().boundingRect()
         x0, x1, y0, y1 = known
