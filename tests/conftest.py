@@ -42,11 +42,12 @@ RIG_FIXTURES = frozenset({"twin_session_file"})
 
 def pytest_itemcollected(item):
     """With two worker processes (pytest-xdist, ``--dist loadgroup``), the tests that keep real time on a rig
-    (marked ``realtime`` or ``slow``, or using a rig fixture) run one after another in one worker while the
-    other takes the rest: two rigs at once, each a core, twin and model process with deadline threads, put
-    the 2-core test machine at a load of ~10, past what any rig is asked to bear. (Marked as each test is
-    collected: xdist reads the groups in its own collection hook.)"""
-    if (item.get_closest_marker("realtime") or item.get_closest_marker("slow")
+    (marked ``realtime``, or ``slow`` and not ``compute``, or using a rig fixture) run one after another in
+    one worker while the other takes the rest: two rigs at once, each a core, twin and model process with
+    deadline threads, put the 2-core test machine at a load of ~10, past what any rig is asked to bear.
+    (Marked as each test is collected: xdist reads the groups in its own collection hook.)"""
+    slow_on_a_rig = item.get_closest_marker("slow") and not item.get_closest_marker("compute")
+    if (item.get_closest_marker("realtime") or slow_on_a_rig
             or RIG_FIXTURES.intersection(getattr(item, "fixturenames", ()))):
         item.add_marker(pytest.mark.xdist_group("rig"))
 

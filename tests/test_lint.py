@@ -72,6 +72,7 @@ def test_import_layers(tree):
     assert proc.returncode == 0 and "0 broken" in proc.stdout, "import contracts broken (report above)"
 
 
+@pytest.mark.compute
 @pytest.mark.slow   # ~45 s with a cold cache (the first run in a checkout), ~2 s after
 @pytest.mark.timeout(900)   # a cold cache on a loaded machine
 def test_types(tree):

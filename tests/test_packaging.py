@@ -29,6 +29,7 @@ def wheel(build) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_the_wheel_builds_without_warnings(build):
     """Current metadata (an SPDX license, setuptools >= 77) and every shipped folder declared: no warning
     from the packaging tools (byte-compiling notes aside: they follow PYTHONDONTWRITEBYTECODE)."""
@@ -37,6 +38,7 @@ def test_the_wheel_builds_without_warnings(build):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_wheel_installs_only_under_uartlab(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/", 1)[0] for n in names}
@@ -48,6 +50,7 @@ def test_wheel_installs_only_under_uartlab(wheel):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_wheel_declares_the_console_script(wheel):
     zf = zipfile.ZipFile(wheel)
     entry = next(n for n in zf.namelist() if n.endswith("entry_points.txt"))

@@ -61,6 +61,7 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
     counter = PaintCounter(window.plots.layout_widget.viewport())
     phases: list[str] = []
     frames0, paints0, drops0 = window.frames, counter.count, _drops(window)
+    messages0 = dict(ops.core.hub.published)
     t0, cpu0, proc0 = time.monotonic(), time.thread_time(), time.process_time()
     while time.monotonic() - t0 < seconds:
         app.processEvents()
@@ -70,6 +71,7 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
     wall = time.monotonic() - t0
     gui_cpu_s, process_cpu_s = time.thread_time() - cpu0, time.process_time() - proc0
     paints = counter.count - paints0
+    messages = {stream: (n - messages0.get(stream, 0)) / wall for stream, n in ops.core.hub.published.items()}
     return {"fps": paints / wall, "frames_drawn": window.frames - frames0, "paints": paints, "seconds": wall,
             "phases": phases, "gui_queue_drops": _drops(window) - drops0,
             "points_per_frame": window.plots.refresh(window.data, window.display_now()),
@@ -78,7 +80,9 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
             # CPU time, which a busy machine does not inflate: what a frame costs the GUI thread, and the
             # window's process (the mirror thread, the status poller) as a share of one core.
             "gui_thread_cpu_ms_per_frame": 1e3 * gui_cpu_s / max(paints, 1),
-            "window_process_cpu_share": process_cpu_s / wall}
+            "window_process_cpu_share": process_cpu_s / wall,
+            # what the window's data thread receives and decodes: its cost is per message, not per byte
+            "messages_per_s": {stream: round(rate, 1) for stream, rate in sorted(messages.items()) if rate > 0}}
 
 
 def _drops(window) -> int:
@@ -127,4 +131,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"  GUI thread CPU {result['gui_thread_cpu_ms_per_frame']:.1f} ms per frame drawn; the window's "
               f"process used {100 * result['window_process_cpu_share']:.0f} % of one core (load average "
               f"{os.getloadavg()[0]:.1f})")
+        rates = result["messages_per_s"]
+        print(f"  messages from the core: {sum(rates.values()):.0f}/s ("
+              + ", ".join(f"{stream} {rate:g}" for stream, rate in rates.items()) + ")")
     return 0 if result["fps_ok"] else 1

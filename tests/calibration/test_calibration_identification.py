@@ -80,6 +80,7 @@ def _check(fit, truth):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_model_fit_on_local_processes(recordings):
     base, truth, recs = recordings
     with executor_for(None, workers=2) as ex:
@@ -88,6 +89,7 @@ def test_model_fit_on_local_processes(recordings):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_model_fit_on_a_dask_local_cluster(recordings):
     distributed = pytest.importorskip("dask.distributed")
     base, truth, recs = recordings

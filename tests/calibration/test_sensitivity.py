@@ -36,6 +36,7 @@ def test_one_at_a_time_is_the_change_the_model_makes(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_sobol_indices_rank_what_moves_a_contact_trial(tmp_path, capsys):
     """The global analysis (SALib) over the moment arms and the contact law on one contact trial: indices in
     range, the contact law's normal stiffness moving the force more than the damping does."""

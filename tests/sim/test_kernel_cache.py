@@ -74,6 +74,7 @@ def runs(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_compile_message_on_a_cold_cache_only(runs):
     (cold, cold_err, cold_s), (warm, warm_err, warm_s) = runs["cold"], runs["warm"]
     assert Path(cold["module"]).is_relative_to(runs["sim"])  # the copy ran, not the installed package
@@ -84,6 +85,7 @@ def test_compile_message_on_a_cold_cache_only(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_editing_a_helper_inlined_from_another_file_recompiles(runs):
     cold, (edited, edited_err, _) = runs["cold"][0], runs["edited"]
     assert edited["point"] != cold["point"]  # numba's own cache=True returned the old point here
@@ -92,6 +94,7 @@ def test_editing_a_helper_inlined_from_another_file_recompiles(runs):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_no_file_is_written_inside_the_package(runs):
     assert not [p for p in runs["files_after_cold"] if p.suffix in (".nbi", ".nbc") or "__pycache__" in p.parts]
     folders = list((runs["cache"] / "kernels").iterdir())

@@ -34,6 +34,7 @@ from uartlab.schema import EventKind  # noqa: E402
 SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
 MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
 ESTOP_SLACK = 2.0   # a shared CI machine under `with-load 2` and more: twice the 50 ms worst-tick goal
+TWIN_SPEED = 3.0    # the twin's model seconds per wall second: every phase of a trial, in a third of the time
 
 
 def shoot(widget, name: str) -> Path:
@@ -50,7 +51,21 @@ def address(tmp_path) -> str:
 
 
 @pytest.fixture
-def make_window(qtbot, tmp_path, address):
+def rig_toml(tmp_path) -> str:
+    """The shipped twin rig at TWIN_SPEED, as an operator's own rig file (the text a session would embed)."""
+    from dataclasses import replace
+
+    from uartlab.app.rig.config import default_rig_config
+    from uartlab.app.rig.config_text import effective_config_text
+
+    config = default_rig_config()
+    path = tmp_path / "rig.toml"
+    path.write_text(effective_config_text(replace(config, twin=replace(config.twin, speed=TWIN_SPEED))))
+    return str(path)
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path, address, rig_toml):
     made = []
 
     def make(core_address: str = address) -> MainWindow:
@@ -58,6 +73,7 @@ def make_window(qtbot, tmp_path, address):
         w = MainWindow(QSettings(str(tmp_path / f"gui{len(made)}.ini"), QSettings.Format.IniFormat),
                        core_address=core_address)
         qtbot.addWidget(w)
+        w.rig_panel.config_edit.setText(rig_toml)   # the rig file a core this window starts runs
         w.recording_panel.folder_edit.setText(str(tmp_path / "rec"))
         w.recording_panel.operator_edit.setText("tester")
         w.resize(1600, 1000)
@@ -72,10 +88,11 @@ def make_window(qtbot, tmp_path, address):
 
 
 @pytest.fixture
-def core_process(address, tmp_path):
+def core_process(address, tmp_path, rig_toml):
     """`uartlab rig serve` as an operator starts it, before any window."""
     log = open(tmp_path / "core.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address],
+    proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address,
+                             "--rig", rig_toml],
                             stdout=log, stderr=subprocess.STDOUT)
     from uartlab.app.gui.core_link import core_answers
 
@@ -284,7 +301,8 @@ def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot,
     from uartlab.app.serve.client import CoreClient
 
     with CoreClient(address, subscribe=False) as c:
-        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=1, folder=str(tmp_path / "rec"))
+        # Two repeats: still running when a window on a busy PC has attached 3 s into the first pull
+        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=2, folder=str(tmp_path / "rec"))
         deadline = time.monotonic() + 30
         while c.status()["run"].get("phase") != "ACTUATE":
             assert time.monotonic() < deadline
@@ -499,8 +517,8 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
 
     with CoreClient(address, streams=[EVENTS]) as c:
         events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
-        trials = ["free/ED", "free/FDP", "free/FDS"]          # in the suite's order, which a run keeps; long enough
-                                                              # for a window to start on a busy PC
+        trials = ["free/ED", "free/FDP", "free/FDS", "free/DI", "free/PI", "free/LUM"]   # the suite's order, which
+                                                              # a run keeps; long enough for a window to start on a busy PC
         c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
         deadline = time.monotonic() + 60                      # pre-flight and tare done: the servos are the run's
         while c.status()["run"]["state"] == "starting":

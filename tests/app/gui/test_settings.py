@@ -58,6 +58,7 @@ def test_scratch_settings_are_saved_in_their_own_folder_and_removed(qtbot):
 
 
 @pytest.mark.slow
+@pytest.mark.compute
 def test_bench_gui_leaves_dev_null_and_the_operators_settings_alone(tmp_path):
     operator = tmp_path / "operator-config"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", UARTLAB_CONFIG_DIR=str(operator))
