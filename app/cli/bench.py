@@ -52,6 +52,8 @@ def add_parser(sub) -> None:
     bench_gui.add_argument("--suite", default="free_motion", help="--live: the suite whose trial runs")
     bench_gui.add_argument("--trial", default="free/FDP", help="--live: the trial (default free/FDP)")
     bench_gui.add_argument("--core", metavar="ADDR", help="--live: a running core to attach to (default: start one)")
+    bench_gui.add_argument("--normal-priority", action="store_true",
+                           help="--live: the window at nice 0, as where the OS refuses `uartlab gui` its raise")
     bench_gui.set_defaults(run=_bench("uartlab.app.gui.bench", needs="gui"))
     bench_loop = bench_sub.add_parser("loop", help="control-loop timing and DAQ-sample-to-tick latency, each "
                                       "configuration in its own process; the highest sustained rate")

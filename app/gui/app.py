@@ -74,6 +74,9 @@ def main(args: argparse.Namespace) -> int:
     for path in (rig, replay):
         if path is not None and str(path) != "twin" and not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
+    from uartlab.app.run.realtime import raise_window_priority
+
+    raise_window_priority()   # before Qt's and the window's threads start: they inherit it
     app = qt_app()
     from uartlab.app.gui.main_window import MainWindow
 

@@ -95,6 +95,9 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.app.gui.qt_platform import check
 
     check()
+    from uartlab.app.run.realtime import raise_window_priority
+
+    window_raised = not args.normal_priority and raise_window_priority()   # as `uartlab gui` does
     app = qt_app()
     from uartlab.app.gui.main_window import MainWindow
     from uartlab.app.gui.settings import scratch_settings
@@ -116,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
             window.deleteLater()
             app.processEvents()
     result.update(goal_fps=GOAL_FPS, fps_ok=result["fps"] >= GOAL_FPS, suite=args.suite, trial=args.trial,
-                  cpus=os.cpu_count())
+                  cpus=os.cpu_count(), window_nice=os.getpriority(os.PRIO_PROCESS, 0), window_raised=window_raised)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -130,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"  the trial faulted while measured: {result['fault_reason']}")
         print(f"  GUI thread CPU {result['gui_thread_cpu_ms_per_frame']:.1f} ms per frame drawn; the window's "
               f"process used {100 * result['window_process_cpu_share']:.0f} % of one core (load average "
-              f"{os.getloadavg()[0]:.1f})")
+              f"{os.getloadavg()[0]:.1f}; the window at nice {result['window_nice']})")
         rates = result["messages_per_s"]
         print(f"  messages from the core: {sum(rates.values()):.0f}/s ("
               + ", ".join(f"{stream} {rate:g}" for stream, rate in rates.items()) + ")")
