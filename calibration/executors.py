@@ -32,9 +32,12 @@ def warm_worker() -> int:
     return os.getpid()
 
 
-def run_tasks(fn: Callable, tasks: list, executor: Executor | None, done: Callable[[], object] | None = None) -> list:
+def run_tasks(fn: Callable, tasks: list, executor: Executor | None, done: Callable[[], object] | None = None,
+              cost: Callable[[object], float] | None = None) -> list:
     """``fn`` of every task, results in the tasks' order; ``done()`` after each one completes (on an executor, in
-    the order they finish). Without an executor, here one after another."""
+    the order they finish). Without an executor, here one after another. ``cost``: a task's expected run time
+    (any unit): submitted longest first, so a short task, not a long one, is what ends a batch late (a batch
+    of a few unequal simulations on two workers finished a long one alone otherwise)."""
     if executor is None:
         out = []
         for task in tasks:
@@ -42,11 +45,14 @@ def run_tasks(fn: Callable, tasks: list, executor: Executor | None, done: Callab
             if done is not None:
                 done()
         return out
-    futures = [executor.submit(fn, task) for task in tasks]
-    for _ in as_completed(futures):
+    order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i])) if cost is not None else range(len(tasks))
+    futures = dict.fromkeys(range(len(tasks)))
+    for i in order:
+        futures[i] = executor.submit(fn, tasks[i])
+    for _ in as_completed(futures.values()):
         if done is not None:
             done()
-    return [f.result() for f in futures]
+    return [futures[i].result() for i in range(len(tasks))]
 
 
 @contextlib.contextmanager

@@ -246,7 +246,12 @@ def _run_batch(tasks: list, executor: Executor | None, count: list[int], on_prog
         if on_progress is not None:
             on_progress(count[0], None)
 
-    return run_tasks(_residual_task, tasks, executor, done)
+    return run_tasks(_residual_task, tasks, executor, done, cost=_simulated_s)
+
+
+def _simulated_s(task) -> float:
+    """A residual task's expected cost: the seconds its trials simulate."""
+    return sum(float(rec.t_s[-1] - rec.t_s[0]) for rec in task[3])
 
 
 def _scan(z: np.ndarray, batch, cache: dict[bytes, np.ndarray]) -> np.ndarray:
