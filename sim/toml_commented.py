@@ -36,7 +36,7 @@ def _merge(table, doc: dict[str, Any], top: bool = True) -> None:
             table[key] = _inline(value) if not top and _holds_values(doc) and isinstance(value, dict) else value
             continue
         old = table[key]
-        if isinstance(value, dict) and isinstance(old, dict):
+        if isinstance(value, dict) and isinstance(old, Table):   # a section: key by key
             _merge(old, value, top=False)
         elif not _same(old.unwrap() if isinstance(old, Item) else old, value):
             table[key] = _replacing(old, value)
@@ -55,11 +55,8 @@ def _inline(value: dict[str, Any]) -> Item:
 
 
 def _replacing(old, value) -> Item:
-    new: Item
-    if isinstance(value, dict) and not isinstance(old, Table):  # where a value stood: a value, inline
-        new = _inline(value)
-    else:
-        new = tomlkit.item(value)
+    # where a value stood: a value, inline
+    new = _inline(value) if isinstance(value, dict) and not isinstance(old, Table) else tomlkit.item(value)
     if isinstance(old, Item) and not isinstance(old, Table):
         was = old.as_string().strip()
         comment = old.trivia.comment.lstrip("#").strip()
