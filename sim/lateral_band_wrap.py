@@ -52,7 +52,8 @@ from uartlab.sim.names import JOINTS, PIP, RADIAL_BAND, ULNAR_BAND
 WRAP_ARMS: frozenset[tuple[str, str]] = frozenset({(RADIAL_BAND, JOINTS[PIP]), (ULNAR_BAND, JOINTS[PIP])})
 KEYS = ("head_radius_mm", "head_centre_mm", "band_hold_mm")   # a wrap's keys in a parameter file, in mm
 # Sampling step of the patches: at 1 deg the Hermite cubics stay within 1e-11 m of the closed form for
-# heads of 2-8 mm (the test measures it); the kernels' cost does not depend on the number of cells.
+# heads of 2-6 mm (2.4e-12 m measured; the test holds 1e-11); the kernels find a cell by one multiplication,
+# so their cost does not depend on the number of cells.
 STEP_DEG = 1.0
 CHECK_STEP_DEG = 0.25   # how finely the range of motion is searched for a band off or inside its head
 ON_TOP_RAD = 1e-9       # a hold point level with the head's top is on it, whatever the rounding says
