@@ -36,7 +36,7 @@ GOAL_TABLE_SLOWDOWN = 1.2
 # The lateral bands' wrap in (f), mm: the defaults' -4.5 mm extensor arm at PIP 0, shrinking to -1.1 mm at
 # 100 deg (illustrative geometry, not a measured UART value; a band that turns flexor by 70 deg leaves the
 # Curl and Hook starts without holding tensions).
-WRAP_MM = {"head_radius_mm": 3.0, "head_centre_mm": (-2.0, 1.5), "band_hold_mm": (15.0, 4.5)}
+WRAP_HEAD_RADIUS_MM, WRAP_HEAD_CENTRE_MM, WRAP_BAND_HOLD_MM = 3.0, (-2.0, 1.5), (15.0, 4.5)
 
 
 def measure(repeats: int = 5) -> dict:
@@ -129,8 +129,9 @@ def measure_forms(repeats: int) -> dict:
     from uartlab.sim.names import PIP, RADIAL_BAND, ULNAR_BAND
 
     params = FingerParams.uart()
-    wrap = ArmWrap(WRAP_MM["head_radius_mm"] * 1e-3, tuple(np.multiply(WRAP_MM["head_centre_mm"], 1e-3)),
-                   tuple(np.multiply(WRAP_MM["band_hold_mm"], 1e-3)), tuple(params.rom_rad[PIP]))
+    lo, hi = params.rom_rad[PIP]
+    wrap = ArmWrap(WRAP_HEAD_RADIUS_MM * 1e-3, (WRAP_HEAD_CENTRE_MM[0] * 1e-3, WRAP_HEAD_CENTRE_MM[1] * 1e-3),
+                   (WRAP_BAND_HOLD_MM[0] * 1e-3, WRAP_BAND_HOLD_MM[1] * 1e-3), (float(lo), float(hi)))
     wrapped = params.replace(moment_arm_forms={(RADIAL_BAND, "PIP"): wrap, (ULNAR_BAND, "PIP"): wrap})
     fingers = {"polynomial": Finger(params), "tables": Finger(params.replace(moment_arm_forms=tabulate(params))),
                "wrap": Finger(wrapped)}
