@@ -21,6 +21,7 @@ not a fit failure.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -138,12 +139,10 @@ def _residual_task(task) -> np.ndarray:
         p = None
     out = []
     for rec in recs:
-        try:
-            if p is None:
-                raise SimulationDiverged("no model for these values")
-            theta, tip = simulate_recording(p, rec)
-        except SimulationDiverged:
-            theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)
+        theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)   # far off
+        if p is not None:
+            with contextlib.suppress(SimulationDiverged):
+                theta, tip = simulate_recording(p, rec)
         out.append(((theta - rec.theta_rad) / ANGLE_SCALE_RAD).ravel())
         if rec.contact:
             out.append(((tip - rec.tip_force_N) / FORCE_SCALE_N).ravel())
