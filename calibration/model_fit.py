@@ -1,7 +1,8 @@
 """Model parameters by least squares over simulations of recorded trials.
 
 What is fitted (any subset of ``PARAMETERS``): the joint Coulomb coefficient mu_c, the joint damping,
-and the contact law a, b, Kx, Ky, mu_x, mu_y (paper eqs. 15 and 19-23). Each recorded trial is
+the contact law a, b, Kx, Ky, mu_x, mu_y (paper eqs. 15 and 19-23), and the lateral bands' PIP wrap when the
+parameters give one (calibration/wrap_params.py). Each recorded trial is
 re-simulated from its measured start (joint angles, tendon tensions, the surface where it really was)
 with its measured tendon excursions as inputs (so the servos' own lag is in the data, not in the
 residual); the residual is the joint-angle error (per 1 deg) and the fingertip-force error (per 10 mN)
@@ -20,6 +21,7 @@ not a fit failure.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from uartlab.calibration.executors import run_tasks
 from uartlab.calibration.fit_uncertainty import Uncertainty, uncertainty
+from uartlab.calibration.wrap_params import WRAP_PARAMETERS, get_wrap_param, with_wrap_params
 from uartlab.errors import CalibrationError
 from uartlab.sim import Finger, FingerParams
 from uartlab.sim.errors import SimulationDiverged
@@ -35,7 +38,7 @@ from uartlab.sim.inputs import table_inputs
 from uartlab.sim.params import ContactParams
 from uartlab.sim.surface import PlaneSurface
 
-PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y")
+PARAMETERS = ("coulomb", "damping", "a", "b", "Kx", "Ky", "mu_x", "mu_y", *WRAP_PARAMETERS)
 CONTACT_PARAMETERS = ("a", "b", "Kx", "Ky", "mu_x", "mu_y")  # need a surface-contact trial
 ANGLE_SCALE_RAD = np.radians(1.0)
 FORCE_SCALE_N = 0.01
@@ -73,6 +76,8 @@ class TrialRecording:
 
 
 def get_param(params: FingerParams, name: str) -> float:
+    if name in WRAP_PARAMETERS:
+        return get_wrap_param(params, name)
     c = params.contact
     return {"coulomb": params.coulomb_coefficient_m, "damping": float(params.joint_damping_Nms_per_rad[1]),
             "a": c.a_N, "b": c.b, "Kx": c.Kx_N_per_m, "Ky": c.Ky_N_per_m, "mu_x": c.mu_x, "mu_y": c.mu_y}[name]
@@ -89,8 +94,9 @@ def set_params(params: FingerParams, values: dict[str, float]) -> FingerParams:
         damping = np.full(4, values["damping"])
     # dataclasses.replace, not params.replace: these are a start value times a positive factor, and the
     # TOML round trip that validates a user's change costs as much as a short trial's simulation.
-    return dataclasses.replace(params, coulomb_coefficient_m=values.get("coulomb", params.coulomb_coefficient_m),
-                               joint_damping_Nms_per_rad=damping, contact=contact)
+    return with_wrap_params(dataclasses.replace(
+        params, coulomb_coefficient_m=values.get("coulomb", params.coulomb_coefficient_m),
+        joint_damping_Nms_per_rad=damping, contact=contact), values)
 
 
 def simulate_recording(params: FingerParams, rec: TrialRecording) -> tuple[np.ndarray, np.ndarray]:
@@ -127,13 +133,16 @@ def placed_surface(finger: Finger, rec: TrialRecording, theta_rad: np.ndarray) -
 def _residual_task(task) -> np.ndarray:
     """One simulation's residual vector (module level, so process and dask workers can run it)."""
     params, names, values, recs = task
-    p = set_params(params, dict(zip(names, values, strict=True)))
+    try:
+        p: FingerParams | None = set_params(params, dict(zip(names, values, strict=True)))
+    except CalibrationError:   # values the model cannot take (a band off its head): as far off as a divergence
+        p = None
     out = []
     for rec in recs:
-        try:
-            theta, tip = simulate_recording(p, rec)
-        except SimulationDiverged:
-            theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)
+        theta, tip = np.full_like(rec.theta_rad, 10.0), np.full_like(rec.tip_force_N, 10.0)   # far off
+        if p is not None:
+            with contextlib.suppress(SimulationDiverged):
+                theta, tip = simulate_recording(p, rec)
         out.append(((theta - rec.theta_rad) / ANGLE_SCALE_RAD).ravel())
         if rec.contact:
             out.append(((tip - rec.tip_force_N) / FORCE_SCALE_N).ravel())

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from uartlab.sim.arm_patches import EQUAL_CELLS, UNBOUNDED
 from uartlab.sim.compiled import (
     ARM_COEFFS,
     ARM_COS_FE,
@@ -55,7 +56,6 @@ from uartlab.sim.compiled import (
 from uartlab.sim.dynamics import gravity_torques_into
 from uartlab.sim.jit import inline_kernel, kernel
 from uartlab.sim.kinematics import N_FRAMES, frames_into, point_in_frame
-from uartlab.sim.moment_arm_forms import EQUAL_CELLS, UNBOUNDED
 from uartlab.sim.names import N_SEGMENTS
 from uartlab.sim.state import I_F, I_TAU_K, I_THETA, I_THETA_DOT, I_V, N_STATES
 
@@ -93,7 +93,7 @@ def make_work() -> Work:
 @inline_kernel
 def _cell(P: np.ndarray, nodes: int, n: int, x: float, lookup: float) -> tuple[int, float]:
     """The cell of x among n + 1 ascending nodes at P[nodes:], and x local to it (held to the nodes' range).
-    ``lookup`` (moment_arm_forms.Patches.flat): one patch for all x, equal cells, or a search."""
+    ``lookup`` (arm_patches.Patches.flat): one patch for all x, equal cells, or a search."""
     if lookup == UNBOUNDED:
         return 0, x - P[nodes]
     x = min(max(x, P[nodes]), P[nodes + n])
@@ -112,7 +112,7 @@ def _cell(P: np.ndarray, nodes: int, n: int, x: float, lookup: float) -> tuple[i
 
 @inline_kernel
 def patch_arm(P: np.ndarray, at: int, q: np.ndarray) -> float:
-    """A surface or table form's moment arm at pose q: its block at P[at:] (moment_arm_forms.Patches.flat)."""
+    """A surface or table form's moment arm at pose q: its block at P[at:] (arm_patches.Patches.flat)."""
     nu, nv, lookup = int(P[at + 2]), int(P[at + 3]), P[at + 4]
     u_nodes = at + 6
     v_nodes = u_nodes + nu + 2

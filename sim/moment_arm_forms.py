@@ -14,8 +14,10 @@ here as the same thing: tensor-product cubic patches over one or two joint angle
   reproduces a bicubic exactly). Outside the grid the arm stays at its edge value: a table says nothing
   there, and a constant is the least surprising continuation.
 
-The compiled kernels read the patches from the model's flat parameter array (sim/compiled.py packs
-them, sim/bondgraph.py evaluates them); the polynomial form keeps its own faster path.
+The compiled kernels read the patches (sim/arm_patches.py) from the model's flat parameter array
+(sim/compiled.py packs them, sim/bondgraph.py evaluates them); the polynomial form keeps its own faster path.
+The lateral bands' PIP arm may also be given by a planar wrap model (sim/lateral_band_wrap.py), which is
+sampled onto the same patches.
 
 Table CSV files: an optional block of ``#`` comment lines (provenance), a header naming the columns with
 their units, then one row per grid point:
@@ -39,76 +41,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from uartlab.sim.arm_patches import Patches, hermite
 from uartlab.sim.errors import ParameterError
+from uartlab.sim.lateral_band_wrap import ArmWrap
 from uartlab.sim.names import JOINTS, MCP_AB, MCP_FE
 
 if TYPE_CHECKING:
     from uartlab.sim.params import FingerParams
 
-KEY_SUFFIXES = ("mm", "surface_mm", "table")   # a moment arm's keys in a parameter file: <JOINT>_<suffix>
+KEY_SUFFIXES = ("mm", "surface_mm", "table", "wrap")   # a moment arm's keys in a parameter file: <JOINT>_<suffix>
 MAX_DEGREE = 3                         # a surface's degree in each angle; a patch is 4 x 4
-PATCH_SIZE = (MAX_DEGREE + 1) ** 2
 ANGLE_UNITS = {"deg": np.pi / 180.0, "rad": 1.0}
 ARM_UNITS = {"mm": 1e-3, "m": 1.0}
 MCP_AXES = (JOINTS[MCP_AB], JOINTS[MCP_FE])   # a surface's and a 2-D table's angles, in this order
 MIN_NODES = 2
-# How the kernels find an angle's cell: one patch for all angles (a surface), a division (a grid of equal
-# steps, as a sweep or ``tabulate`` writes it) or a binary search.
-UNBOUNDED, EQUAL_CELLS, SEARCH = 0.0, 1.0, 2.0
-
-
-@dataclass(frozen=True, eq=False)
-class Patches:
-    """What the kernels evaluate: cells over ``axes`` (joint indices; one axis: v is unused)."""
-
-    axes: tuple[int, ...]
-    u_nodes: np.ndarray        # (nu + 1,) rad
-    v_nodes: np.ndarray        # (nv + 1,) rad ([0, 1] for one axis)
-    coeffs: np.ndarray         # (nu, nv, 4, 4) c[k, l] in m / rad^(k+l), local to the cell's low corner
-    clamp: bool                # True: angles held to the nodes' range; False: one patch over all angles
-
-    def flat(self) -> np.ndarray:
-        """The block compiled into P: [u axis, v axis (-1: none), nu, nv, lookup, u cells per rad, u nodes,
-        v cells per rad, v nodes, coeffs] (a multiplication finds a cell of equal steps)."""
-        nu, nv = len(self.u_nodes) - 1, len(self.v_nodes) - 1
-        equal = all(np.allclose(np.diff(n), n[1] - n[0], rtol=1e-12, atol=0) for n in (self.u_nodes, self.v_nodes))
-        lookup = UNBOUNDED if not self.clamp else EQUAL_CELLS if equal else SEARCH
-        head = [self.axes[0], self.axes[1] if len(self.axes) > 1 else -1, nu, nv, lookup]
-
-        def per_rad(nodes: np.ndarray) -> list[float]:
-            step = nodes[1] - nodes[0]
-            return [1.0 / step if step > 0 else 0.0]
-
-        return np.concatenate([np.asarray(head, float), per_rad(self.u_nodes), self.u_nodes,
-                               per_rad(self.v_nodes), self.v_nodes, self.coeffs.ravel()])
-
-    def __call__(self, theta_rad: np.ndarray) -> tuple[float, np.ndarray]:
-        """r (m) and dr/dtheta (4,) at anatomical angles ``theta_rad`` (4,): the kernels' arithmetic, in numpy."""
-        u, iu, du_ok = _locate(self.u_nodes, float(theta_rad[self.axes[0]]), self.clamp)
-        if len(self.axes) > 1:
-            v, iv, dv_ok = _locate(self.v_nodes, float(theta_rad[self.axes[1]]), self.clamp)
-        else:
-            v, iv, dv_ok = 0.0, 0, False
-        c = self.coeffs[iu, iv]
-        pu = u ** np.arange(4)
-        pv = v ** np.arange(4)
-        dpu = np.array([0.0, 1.0, 2.0 * u, 3.0 * u * u])
-        dpv = np.array([0.0, 1.0, 2.0 * v, 3.0 * v * v])
-        grad = np.zeros(len(JOINTS))
-        grad[self.axes[0]] = dpu @ c @ pv if du_ok else 0.0
-        if len(self.axes) > 1:
-            grad[self.axes[1]] = pu @ c @ dpv if dv_ok else 0.0
-        return float(pu @ c @ pv), grad
-
-
-def _locate(nodes: np.ndarray, x: float, clamp: bool) -> tuple[float, int, bool]:
-    """(x local to its cell, the cell, whether x is inside the nodes' range, i.e. r varies with it)."""
-    if not clamp:
-        return x - nodes[0], 0, True
-    inside = nodes[0] <= x <= nodes[-1]
-    x = min(max(x, nodes[0]), nodes[-1])
-    i = int(np.clip(np.searchsorted(nodes, x, side="right") - 1, 0, len(nodes) - 2))
-    return x - nodes[i], i, inside
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +100,7 @@ class ArmTable:
             coeffs = np.zeros((len(u) - 1, 1, 4, 4))
             for i in range(len(u) - 1):   # the cell's own cubic from its ends' values and slopes (Hermite)
                 ends = np.array([[spline(u[i])], [spline(u[i + 1])], [spline(u[i], 1)], [spline(u[i + 1], 1)]])
-                coeffs[i, 0, :, :1] = _hermite(u[i + 1] - u[i]) @ ends
+                coeffs[i, 0, :, :1] = hermite(u[i + 1] - u[i]) @ ends
             return Patches(axes, u, np.array([0.0, 1.0]), coeffs, clamp=True)
         from scipy.interpolate import RectBivariateSpline
 
@@ -167,7 +113,7 @@ class ArmTable:
                 for a, (uu, du) in enumerate(((u[i], 0), (u[i + 1], 0), (u[i], 1), (u[i + 1], 1))):
                     for b, (vv, dv) in enumerate(((v[j], 0), (v[j + 1], 0), (v[j], 1), (v[j + 1], 1))):
                         F[a, b] = spline(uu, vv, dx=du, dy=dv)[0, 0]
-                coeffs[i, j] = _hermite(u[i + 1] - u[i]) @ F @ _hermite(v[j + 1] - v[j]).T
+                coeffs[i, j] = hermite(u[i + 1] - u[i]) @ F @ hermite(v[j + 1] - v[j]).T
         return Patches(axes, u, v, coeffs, clamp=True)
 
     # ------------------------------------------------------------ CSV
@@ -251,15 +197,7 @@ class ArmTable:
         return out.getvalue()
 
 
-def _hermite(h: float) -> np.ndarray:
-    """Power coefficients [c0..c3] of the cubic on [0, h] from [p(0), p(h), p'(0), p'(h)]."""
-    return np.array([[1.0, 0.0, 0.0, 0.0],
-                     [0.0, 0.0, 1.0, 0.0],
-                     [-3.0 / h**2, 3.0 / h**2, -2.0 / h, -1.0 / h],
-                     [2.0 / h**3, -2.0 / h**3, 1.0 / h**2, 1.0 / h**2]])
-
-
-ArmForm = ArmSurface | ArmTable
+ArmForm = ArmSurface | ArmTable | ArmWrap
 
 
 def table_file(group: str, joint: str) -> str:

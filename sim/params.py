@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import tomli_w
 from uartlab.sim.errors import ParameterError
+from uartlab.sim.lateral_band_wrap import KEYS as WRAP_KEYS
+from uartlab.sim.lateral_band_wrap import WRAP_ARMS, ArmWrap
 from uartlab.sim.moment_arm_forms import KEY_SUFFIXES, MAX_DEGREE, MCP_AXES, ArmForm, ArmSurface, ArmTable
 from uartlab.sim.names import BONES, GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, TENDONS
 from uartlab.sim.toml_commented import commented_toml
@@ -67,7 +69,8 @@ class FingerParams:
     moment_arm_coeffs: np.ndarray      # (9 groups, 4 joints, 3) polynomial coefficients, m / m/rad / m/rad^2
     moment_arm_cos_fe: np.ndarray      # (9, 4) bool: multiply by cos(theta_MCP_FE)
     stick_time_s: float = 0.004
-    # (group, joint) -> a surface over both MCP angles or a tabulated grid, in place of the polynomial
+    # (group, joint) -> a surface over both MCP angles, a tabulated grid or a lateral band's PIP wrap, in
+    # place of the polynomial
     moment_arm_forms: dict[tuple[str, str], ArmForm] = field(default_factory=dict)
     source: str = field(default="<defaults>", compare=False)
     # The TOML text this set was read from (or derived from by ``replace``): ``to_toml`` writes into it,
@@ -196,7 +199,10 @@ class _Reader:
         self.folder, self.tables = folder, tables
 
     def fail(self, key: str, reason: str):
-        raise ParameterError(key, reason, source=self.source, line=line_of_key(self.text, key))
+        parts = key.split(".")   # a key inside an inline table has no line of its own: the table's line
+        line = next((n for k in range(len(parts), 0, -1) if (n := line_of_key(self.text, ".".join(parts[:k])))),
+                    None)
+        raise ParameterError(key, reason, source=self.source, line=line)
 
     def get(self, key: str, default: Any = ...):
         node: Any = self.doc
@@ -306,7 +312,7 @@ class _Reader:
             if np.any(inertia[i] < 0):
                 self.fail(f"{key}.inertia_kgm2", "principal inertias must be >= 0")
 
-        coeffs, cos_fe, forms = self._moment_arms()
+        coeffs, cos_fe, forms = self._moment_arms(rom)
         stick = self.number("numerics.stick_time_s", 0.0, strict_lo=True, default=0.004)
         return FingerParams(
             a_m=a, d_m=self.vector(f"{kin}.d_mm", 4) * MM,
@@ -346,10 +352,11 @@ class _Reader:
             self.fail(key, f"stiffness must be > 0, got {out.tolist()}")
         return out
 
-    def _moment_arms(self) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, str], ArmForm]]:
+    def _moment_arms(self, rom: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, str], ArmForm]]:
         """Per group and crossed joint one form: ``<joint>_mm`` (a polynomial in the joint's own angle, optionally
-        ``<joint>_times_cos_MCP_FE``), ``<joint>_surface_mm`` (MCP joints: over both MCP angles) or
-        ``<joint>_table`` (a CSV grid, sim/moment_arm_forms.py)."""
+        ``<joint>_times_cos_MCP_FE``), ``<joint>_surface_mm`` (MCP joints: over both MCP angles),
+        ``<joint>_table`` (a CSV grid, sim/moment_arm_forms.py) or ``PIP_wrap`` (the lateral bands: a planar
+        wrap over the proximal phalanx's head, sim/lateral_band_wrap.py)."""
         forms: dict[tuple[str, str], ArmForm] = {}
         coeffs = np.zeros((len(MOMENT_ARM_GROUPS), 4, N_COEFFS))
         cos_fe = np.zeros((len(MOMENT_ARM_GROUPS), 4), dtype=bool)
@@ -364,6 +371,7 @@ class _Reader:
             crossed = GROUP_JOINTS[group]
             allowed = {f"{j}_{form}" for j in crossed for form in ("mm", "times_cos_MCP_FE", "table")}
             allowed |= {f"{j}_surface_mm" for j in crossed if j in MCP_AXES}
+            allowed |= {f"{j}_wrap" for j in crossed if (group, j) in WRAP_ARMS}
             self.check_keys(f"moment_arms.{group}", allowed)
             for joint in crossed:
                 j = JOINTS.index(joint)
@@ -372,12 +380,14 @@ class _Reader:
                          if self.get(f"{base}_{suffix}", None) is not None]
                 if len(given) != 1:
                     choices = [f"{joint}_mm", f"{joint}_table"] + ([f"{joint}_surface_mm"] if joint in MCP_AXES else [])
+                    choices += [f"{joint}_wrap"] if (group, joint) in WRAP_ARMS else []
                     self.fail(given[1] if given else f"{base}_mm",
                               f"give one of {', '.join(choices)}" + (", only one" if given else ""))
                 if given[0] != f"{base}_mm":
                     if self.get(f"{base}_times_cos_MCP_FE", False):
                         self.fail(f"{base}_times_cos_MCP_FE", "applies to the polynomial form (_mm) only")
                     forms[group, joint] = (self._surface(given[0]) if given[0].endswith("_surface_mm")
+                                           else self._wrap(given[0], rom[j]) if given[0].endswith("_wrap")
                                            else self._table(given[0], joint))
                     continue
                 key = f"{base}_mm"
@@ -402,6 +412,18 @@ class _Reader:
         if not all(isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v) for v in flat):
             self.fail(key, "every coefficient must be a finite number")
         return ArmSurface(np.asarray(rows, dtype=float) * MM)
+
+    def _wrap(self, key: str, rom_rad: np.ndarray) -> ArmWrap:
+        if not isinstance(self.get(key), dict):
+            self.fail(key, "must be a table: { head_radius_mm = R, head_centre_mm = [x, y], band_hold_mm = [x, y] }")
+        self.check_keys(key, set(WRAP_KEYS))
+        wrap = ArmWrap(self.number(f"{key}.head_radius_mm", 0.0, strict_lo=True) * MM,
+                       tuple(self.vector(f"{key}.head_centre_mm", 2) * MM),
+                       tuple(self.vector(f"{key}.band_hold_mm", 2) * MM), (float(rom_rad[0]), float(rom_rad[1])))
+        problem = wrap.problem()
+        if problem:
+            self.fail(key, problem)
+        return wrap
 
     def _table(self, key: str, joint: str) -> ArmTable:
         name = self.get(key)
@@ -478,6 +500,11 @@ def _to_doc(p: FingerParams) -> dict:
                 continue
             if isinstance(form, ArmSurface):
                 entry[f"{joint}_surface_mm"] = [lst(row, MM) for row in form.coeffs_m]
+                continue
+            if isinstance(form, ArmWrap):
+                entry[f"{joint}_wrap"] = {"head_radius_mm": form.head_radius_m / MM,
+                                          "head_centre_mm": lst(form.head_centre_m, MM),
+                                          "band_hold_mm": lst(form.band_hold_m, MM)}
                 continue
             entry[f"{joint}_mm"] = _polynomial(lst(p.moment_arm_coeffs[g, j], MM))
             if p.moment_arm_cos_fe[g, j]:

@@ -5,8 +5,9 @@ with a plain serializer those comments are lost; here the original text is the t
 layout): a value that is unchanged keeps its literal and its comment, so a file read and written again is
 byte for byte the same; a changed value is written exactly (shortest round-trip repr) and its comment says
 what it replaced (``was 0.3: paper T3``), because the old provenance no longer describes it. Keys the
-template lacks are added; keys the document lacks are removed. One number where the document has a table or
-list of equal numbers stays one number (the files' "one value for all" form).
+template lacks are added (a table added among values as an inline table, like them a value); keys the
+document lacks are removed. One number where the document has a table or list of equal numbers stays one
+number (the files' "one value for all" form).
 """
 
 from __future__ import annotations
@@ -27,28 +28,35 @@ def commented_toml(template: str, doc: dict[str, Any]) -> str:
     return tomlkit.dumps(out)
 
 
-def _merge(table, doc: dict[str, Any]) -> None:
+def _merge(table, doc: dict[str, Any], top: bool = True) -> None:
     for key in [k for k in table if k not in doc]:
         del table[key]
     for key, value in doc.items():
         if key not in table:
-            table[key] = value
+            table[key] = _inline(value) if not top and _holds_values(doc) and isinstance(value, dict) else value
             continue
         old = table[key]
-        if isinstance(value, dict) and isinstance(old, dict):
-            _merge(old, value)
+        if isinstance(value, dict) and isinstance(old, Table):   # a section: key by key
+            _merge(old, value, top=False)
         elif not _same(old.unwrap() if isinstance(old, Item) else old, value):
             table[key] = _replacing(old, value)
 
 
+def _holds_values(doc: dict[str, Any]) -> bool:
+    """Whether a table holds values besides tables: a table added among values is one of them, inline
+    (a section's tables, like the top level's, stay sections)."""
+    return any(not isinstance(v, dict) for v in doc.values())
+
+
+def _inline(value: dict[str, Any]) -> Item:
+    inline = tomlkit.inline_table()
+    inline.update(value)
+    return inline
+
+
 def _replacing(old, value) -> Item:
-    new: Item
-    if isinstance(value, dict) and not isinstance(old, Table):  # where a value stood: a value, inline
-        inline = tomlkit.inline_table()
-        inline.update(value)
-        new = inline
-    else:
-        new = tomlkit.item(value)
+    # where a value stood: a value, inline
+    new = _inline(value) if isinstance(value, dict) and not isinstance(old, Table) else tomlkit.item(value)
     if isinstance(old, Item) and not isinstance(old, Table):
         was = old.as_string().strip()
         comment = old.trivia.comment.lstrip("#").strip()

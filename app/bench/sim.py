@@ -8,7 +8,8 @@
 (e) a batch of perturbed models (each parameter within +-15 %, seeded) on all 22 trials, as a sensitivity
     analysis or a fit runs them: trials per second on one worker process beside two;
 (f) the 22 trials with every moment arm a table (sim/moment_arm_forms.py: the MCP arms bicubic over both
-    MCP angles) beside the polynomial defaults, interleaved: goal within 20 %;
+    MCP angles) beside the polynomial defaults, interleaved: goal within 20 %; and with the lateral bands'
+    PIP arms from the wrap model (sim/lateral_band_wrap.py) instead, the rest polynomial;
 (g) the same free-motion pull in MuJoCo (`uartlab sim export-mjcf`: no extensor mechanism, 0.5 ms steps,
     the command set every 2 ms from Python), real-time factor beside (a), when MuJoCo is installed.
 Timings are medians of ``--repeats`` runs after a warm-up (the first call compiles the kernels).
@@ -32,6 +33,10 @@ from uartlab.sim.state import N_AUX
 
 GOAL_RTF, GOAL_RATIO, GOAL_ALL_S, GOAL_MATCH_DEG = 300.0, 20.0, 2.0, 0.05
 GOAL_TABLE_SLOWDOWN = 1.2
+# The lateral bands' wrap in (f), mm: the defaults' -4.5 mm extensor arm at PIP 0, shrinking to -1.1 mm at
+# 100 deg (illustrative geometry, not a measured UART value; a band that turns flexor by 70 deg leaves the
+# Curl and Hook starts without holding tensions).
+WRAP_HEAD_RADIUS_MM, WRAP_HEAD_CENTRE_MM, WRAP_BAND_HOLD_MM = 3.0, (-2.0, 1.5), (15.0, 4.5)
 
 
 def measure(repeats: int = 5) -> dict:
@@ -116,12 +121,20 @@ def measure_mujoco(repeats: int) -> dict:
 
 
 def measure_forms(repeats: int) -> dict:
-    """(f): all 22 trials with polynomial and with tabulated moment arms, alternating, medians."""
+    """(f): all 22 trials with polynomial, with tabulated and with wrapped lateral-band moment arms,
+    alternating, medians."""
     from uartlab.sim import FingerParams
+    from uartlab.sim.lateral_band_wrap import ArmWrap
     from uartlab.sim.moment_arm_forms import tabulate
+    from uartlab.sim.names import PIP, RADIAL_BAND, ULNAR_BAND
 
     params = FingerParams.uart()
-    fingers = {"polynomial": Finger(params), "tables": Finger(params.replace(moment_arm_forms=tabulate(params)))}
+    lo, hi = params.rom_rad[PIP]
+    wrap = ArmWrap(WRAP_HEAD_RADIUS_MM * 1e-3, (WRAP_HEAD_CENTRE_MM[0] * 1e-3, WRAP_HEAD_CENTRE_MM[1] * 1e-3),
+                   (WRAP_BAND_HOLD_MM[0] * 1e-3, WRAP_BAND_HOLD_MM[1] * 1e-3), (float(lo), float(hi)))
+    wrapped = params.replace(moment_arm_forms={(RADIAL_BAND, "PIP"): wrap, (ULNAR_BAND, "PIP"): wrap})
+    fingers = {"polynomial": Finger(params), "tables": Finger(params.replace(moment_arm_forms=tabulate(params))),
+               "wrap": Finger(wrapped)}
     trials = sc.paper_trials()
     walls: dict[str, list[float]] = {name: [] for name in fingers}
     sc.run_trial(fingers["tables"], trials[0])   # warm-up: the table path compiled
@@ -166,6 +179,7 @@ def render(m: dict) -> str:
         return "meets goal" if ok else "MISSES goal"
 
     slowdown = m["forms_tables_22_trials_wall_s"] / m["forms_polynomial_22_trials_wall_s"]
+    wrap_ratio = m["forms_wrap_22_trials_wall_s"] / m["forms_polynomial_22_trials_wall_s"]
     return "\n".join([
         f"uartlab bench sim — {m['free_motion_trial']}, {m['simulated_s']:.2f} s simulated",
         f"(a) real-time factor          {m['real_time_factor']:8.0f}x   (RK4 {m['rk4_wall_s'] * 1e3:.1f} ms)"
@@ -186,6 +200,8 @@ def render(m: dict) -> str:
         f"(f) tabulated moment arms     {m['forms_tables_22_trials_wall_s']:8.3f} s   (polynomial"
         f" {m['forms_polynomial_22_trials_wall_s']:.3f} s: {slowdown:.2f}x)   goal <= {GOAL_TABLE_SLOWDOWN}x: "
         f"{verdict(slowdown <= GOAL_TABLE_SLOWDOWN)}",
+        f"    lateral-band PIP wrap     {m['forms_wrap_22_trials_wall_s']:8.3f} s   ({wrap_ratio:.2f}x the polynomial;"
+        f" the trials settle elsewhere, so the time is the model's, not the arm's cost alone)",
         (f"(g) MuJoCo, the same pull       {m['mujoco_real_time_factor']:8.0f}x   ({m['mujoco_wall_s'] * 1e3:.1f} ms,"
          f" {m['mujoco_timestep_s'] * 1e3:g} ms steps, the exported finger without the extensor mechanism;"
          f" uartlab {m['real_time_factor']:.0f}x)" if "mujoco_wall_s" in m

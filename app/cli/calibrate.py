@@ -80,7 +80,8 @@ def add_parser(sub) -> None:
         if name == "model":
             p.add_argument("--fit", nargs="+", action="extend", default=None, metavar="NAME",
                            type=one_of(_fit_parameters, "parameter"),
-                           help=f"which of coulomb damping a b Kx Ky mu_x mu_y to fit "
+                           help=f"which of coulomb damping a b Kx Ky mu_x mu_y (and band_head_radius band_head_x "
+                                f"band_head_y, with --params giving the lateral bands a PIP_wrap) to fit "
                                 f"(default: {' '.join(DEFAULT_FIT)})")
             p.add_argument("--scheduler", default=None,
                            help="dask scheduler address tcp://host:8786 (default: local processes)")

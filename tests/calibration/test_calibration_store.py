@@ -101,3 +101,26 @@ def test_tabulated_moment_arms_from_the_cli_reach_a_parameter_file_and_the_model
         assert params.moment_arm("FDS", "PIP", np.radians([0.0, 30.0, deg, 20.0])) == pytest.approx(r_mm * 1e-3,
                                                                                                   rel=1e-9)
     assert main(["sim", "free-motion", "--params", str(out), "--tendon", "FDS"]) == 0
+
+
+def test_a_stored_lateral_band_wrap_replaces_the_bands_pip_polynomial(tmp_path):
+    """A moment_arms record may carry a band's PIP wrap (fitted elsewhere): the store applies it through the
+    model's reader, the band's polynomial gone, and a bad one is the reader's one line naming the record."""
+    from uartlab.calibration.applied import calibrated_params
+    from uartlab.sim.lateral_band_wrap import ArmWrap
+    from uartlab.sim.params import ParameterError
+
+    wrap = {"head_radius_mm": 3.0, "head_centre_mm": [-2.0, 1.5], "band_hold_mm": [15.0, 4.5]}
+    store = CalibrationStore(tmp_path)
+    store.save(CalibrationRecord("moment_arms", {"moment_arms": {"ulnar_lateral_band": {"PIP_wrap": wrap}}}, {}))
+    params, sources = calibrated_params(store)
+    form = params.moment_arm_forms["ulnar_lateral_band", "PIP"]
+    assert isinstance(form, ArmWrap) and form.head_radius_m == pytest.approx(3e-3)
+    assert params.moment_arm("ulnar_lateral_band", "PIP", np.zeros(4)) == pytest.approx(-4.5e-3, abs=1e-12)
+    assert "PIP_mm" not in params.to_toml().split("[moment_arms.ulnar_lateral_band]")[1].split("[")[0]
+    store.save(CalibrationRecord("moment_arms", {"moment_arms": {"ulnar_lateral_band": {
+        "PIP_wrap": {**wrap, "head_radius_mm": -1.0}}}}, {}))
+    with pytest.raises(ParameterError, match=r"moment_arms\.ulnar_lateral_band\.PIP_wrap\.head_radius_mm: must be "
+                                             r"> 0, got -1$") as err:
+        calibrated_params(store)
+    assert str(err.value).startswith(str(store.current("moment_arms").path))
