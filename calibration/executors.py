@@ -15,7 +15,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 
 from uartlab.errors import CalibrationError
 
@@ -46,9 +46,7 @@ def run_tasks(fn: Callable, tasks: list, executor: Executor | None, done: Callab
                 done()
         return out
     order = sorted(range(len(tasks)), key=lambda i: -cost(tasks[i])) if cost is not None else range(len(tasks))
-    futures = dict.fromkeys(range(len(tasks)))
-    for i in order:
-        futures[i] = executor.submit(fn, tasks[i])
+    futures: dict[int, Future] = {i: executor.submit(fn, tasks[i]) for i in order}
     for _ in as_completed(futures.values()):
         if done is not None:
             done()

@@ -517,8 +517,8 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
 
     with CoreClient(address, streams=[EVENTS]) as c:
         events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
-        trials = ["free/ED", "free/FDP", "free/FDS", "free/DI", "free/PI", "free/LUM"]   # the suite's order, which
-                                                              # a run keeps; long enough for a window to start on a busy PC
+        # In the suite's order, which a run keeps; long enough for a window to start on a busy PC
+        trials = ["free/ED", "free/FDP", "free/FDS", "free/DI", "free/PI", "free/LUM"]
         c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
         deadline = time.monotonic() + 60                      # pre-flight and tare done: the servos are the run's
         while c.status()["run"]["state"] == "starting":

@@ -27,10 +27,8 @@ def _thread_nices(pid: int) -> list[int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
 def test_the_window_runs_ahead_of_ordinary_load_and_behind_the_rig(tmp_path):
     started_at = os.getpriority(os.PRIO_PROCESS, 0)
-    if started_at <= WINDOW_NICE or not _raise_allowed():
-        expected = started_at              # never lowered; not raised where the OS refuses
-    else:
-        expected = WINDOW_NICE
+    # never lowered; not raised where the OS refuses
+    expected = started_at if started_at <= WINDOW_NICE or not _raise_allowed() else WINDOW_NICE
     assert WINDOW_NICE > NICE_RAISE        # behind the rig core's threads
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "UARTLAB_CONFIG_DIR": str(tmp_path / "config")}
     window = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui"], env=env, cwd=tmp_path,
