@@ -109,7 +109,10 @@ def measure_mujoco(repeats: int) -> dict:
     x0, _ = sc.trial_start(finger, trial)
     end_s = float(finger.simulate(x0, trial.pulls).t[-1])
     model = finger_spec(params, x0.theta).compile()
-    tensions = holding_tensions(model, x0.theta, float(np.min(x0.F_input)))
+    try:
+        tensions = holding_tensions(model, x0.theta, float(np.min(x0.F_input)))
+    except ValueError as exc:   # the exported finger has no extensor mechanism: some arm sets cannot hold Flex
+        return {"mujoco_not_run": str(exc)}
     walls = []
     for _ in range(repeats):
         data, rest = held_start(model, params, x0.theta, tensions)
@@ -205,6 +208,7 @@ def render(m: dict) -> str:
         (f"(g) MuJoCo, the same pull       {m['mujoco_real_time_factor']:8.0f}x   ({m['mujoco_wall_s'] * 1e3:.1f} ms,"
          f" {m['mujoco_timestep_s'] * 1e3:g} ms steps, the exported finger without the extensor mechanism;"
          f" uartlab {m['real_time_factor']:.0f}x)" if "mujoco_wall_s" in m
+         else f"(g) MuJoCo: not run: {m['mujoco_not_run']}" if "mujoco_not_run" in m
          else "(g) MuJoCo: not installed (pip install 'uartlab[mujoco]')"),
     ])
 

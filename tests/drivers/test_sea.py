@@ -34,9 +34,10 @@ def _calibrations(plant: Plant) -> list[SeaCalibration]:
 
 @pytest.fixture
 def loaded_plant() -> Plant:
-    """The Flex pose with FDP, FDS and ED reeled in by a few mm: every tension 0.4 .. 5 N, well above the noise."""
+    """The Flex pose with FDP, FDS and ED reeled in by a few mm and the intrinsics by one or two: every tension
+    0.3 .. 6 N, well above the noise."""
     plant = Plant(PlantConfig())
-    for i, goal_rad in enumerate((0.3, 0.3, 0.2, 0.0, 0.0, 0.0)):
+    for i, goal_rad in enumerate((0.3, 0.3, 0.2, 0.08, 0.05, 0.08)):
         plant.set_torque(i, True)
         plant.set_goal_angle(i, goal_rad)
     plant.advance(1.0)

@@ -245,10 +245,10 @@ def test_nano17_wrench_after_tare_equals_the_plants(make_daq):
 
     touching = Plant(PlantConfig(pose="Curl", surface_angle_deg=67.5))
     touching.set_torque(0, True)   # reel FDP in: the fingertip presses on the surface
-    touching.set_goal_angle(0, touching.servo_state(0).angle_rad + 0.6)
+    touching.set_goal_angle(0, touching.servo_state(0).angle_rad + 0.4)
     touching.advance(0.4)
     expected = touching.sensor_wrench()
-    assert abs(expected[2]) > 0.5  # about -0.7 N normal, -1.9 N·mm about y
+    assert abs(expected[2]) > 0.3  # about -0.34 N normal, -1.9 N·mm about y
     with DaqTwin(touching) as contact_twin:
         daq = make_daq(on=contact_twin, rate_hz=RATE_HZ)
         daq.start()

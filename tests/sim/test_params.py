@@ -90,7 +90,7 @@ def _line(text: str, needle: str) -> int:
     ("[moment_arms.LUM]", "[moment_arms.EIP]", "moment_arms.EIP"),
     ("em_stiffness_N_per_mm = 15.0", "em_stiffness_N_per_mm = 0.0", "tendons.em_stiffness_N_per_mm"),
     ("mass_g = 6.0", "mass_g = -6.0", "bones.middle.mass_g"),
-    ("PIP_mm = [9.0]", "DIP_mm = [9.0]", "moment_arms.FDS.DIP_mm"),
+    ("PIP_mm = [7.8]", "DIP_mm = [7.8]", "moment_arms.FDS.DIP_mm"),
     ("a_N = 0.258", "a_N = \"big\"", "contact.a_N"),
 ])
 def test_bad_values_are_refused_naming_file_line_and_key(old, new, key):
@@ -125,6 +125,6 @@ def test_per_tendon_stiffness_table():
 
 def test_moment_arm_query_matches_table(params):
     theta = np.radians([0.0, 40.0, 50.0, 20.0])
-    # FDP at PIP: 11.25 + 2.25 theta (mm); DI at MCP_AB: 9 cos(theta_MCP_FE)
-    assert params.moment_arm("FDP", "PIP", theta) == pytest.approx((11.25 + 2.25 * theta[2]) * 1e-3)
+    # FDP at PIP: 10.8 + 0.9 theta (mm); DI at MCP_AB: 9 cos(theta_MCP_FE)
+    assert params.moment_arm("FDP", "PIP", theta) == pytest.approx((10.8 + 0.9 * theta[2]) * 1e-3)
     assert params.moment_arm("DI", "MCP_AB", theta) == pytest.approx(9e-3 * np.cos(theta[1]))

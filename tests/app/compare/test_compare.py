@@ -55,10 +55,10 @@ def test_unperturbed_session_gives_errors_near_zero(tmp_path):
         assert np.all(r.joint_mae_deg < 0.15), (g.name, r.joint_mae_deg)
         assert np.all(np.abs(r.repeat_theta_err_deg) < 0.2)
         assert np.all(r.rmse_theta_deg < 0.2)
-        if g.kind == "contact":
-            assert r.force["magnitude_pct"] < 1.5
+        if g.kind == "contact":   # Curl FDP+ED settles at a 0.21 N press: 5 mN of noise is 2.4 % of it
+            assert r.force["magnitude_pct"] < 2.5
             assert r.force["direction_deg"] < 1.0
-            assert np.all(np.abs(r.force["mean_N"]) < 0.01)
+            assert np.all(np.abs(r.force["mean_N"]) < 0.015)
 
 
 def test_repeat_scatter_enters_the_papers_error_but_not_the_per_repeat_one(tmp_path):

@@ -86,8 +86,8 @@ def test_stored_moment_arms_and_model_values_make_the_models_parameters(tmp_path
     assert model_fit.get_param(params, "coulomb") == pytest.approx(coulomb)
     assert [s.split()[0] for s in sources] == ["moment_arms", "model"]
     # Only the fitted curve changed: the FDP's PIP arm is the stored polynomial, its DIP arm and the FDS's stay.
-    theta = np.array([0.0, 0.2, 0.5, 0.3])   # MCP_AB MCP_FE PIP DIP (rad)
-    assert params.moment_arm("FDP", "PIP", theta) == pytest.approx((10.0 + 3.0 * 0.5 - 0.25) * 1e-3)
+    theta = np.array([0.0, 0.2, 0.7, 0.3])   # MCP_AB MCP_FE PIP DIP (rad); at 0.5 the default's arm is 11.25 mm too
+    assert params.moment_arm("FDP", "PIP", theta) == pytest.approx((10.0 + 3.0 * 0.7 - 0.49) * 1e-3)
     assert params.moment_arm("FDP", "PIP", theta) != pytest.approx(base.moment_arm("FDP", "PIP", theta))
     for group, joint in (("FDP", "DIP"), ("FDP", "MCP_FE"), ("FDS", "PIP")):
         assert params.moment_arm(group, joint, theta) == pytest.approx(base.moment_arm(group, joint, theta))

@@ -193,17 +193,17 @@ def test_preflight_refuses_a_rig_that_is_not_streaming_and_moves_nothing():
 def test_tendon_force_over_the_limit_trips_on_the_tick_that_sees_it():
     with twin_rig() as rig:
         sub = rig.hub.subscribe("test", {"runner"}, maxsize=100_000)
-        # Flex is held by ~3 N in ED; FDP's 15 mm pull takes the tensions past 3.5 N.
-        with Experiment(rig, one_pull(force_N=3.5)) as exp:
+        # Flex is held by ~3.6 N in ED; FDP's 15 mm pull takes the tensions past 4.5 N (ED to ~5.1 N).
+        with Experiment(rig, one_pull(force_N=4.5)) as exp:
             exp.start()
             assert exp.wait(20)
             time.sleep(0.1)
             held = servo_goals(rig)
             time.sleep(0.3)
             assert np.array_equal(servo_goals(rig), held)
-            assert "is over the limit 3.5 N" in exp.status().fault_reason
+            assert "is over the limit 4.5 N" in exp.status().fault_reason
         runner = runner_records(sub)
-    over = np.abs(runner.data["tendon_force_N"]).max(axis=1) > 3.5
+    over = np.abs(runner.data["tendon_force_N"]).max(axis=1) > 4.5
     first = assert_tripped_on_the_tick_that_saw_it(runner, over)
     assert PHASES[runner.data["phase"][first - 1]] is Phase.ACTUATE   # during the pull, not at the start
     assert_only_safe_commands_after(runner, first, runner.data["command_m"][first - 1])
