@@ -17,12 +17,14 @@ What carries over and what cannot:
   two-valued ``springlength``): slack when shorter, pulling when longer. Pulling a tendon in shortens its
   rest length, as the servo does.
 - The extensor mechanism cannot be: a MuJoCo tendon is one path, it does not branch. Each EM input tendon is
-  one path over the EM's arms: ED over the central slip into the middle phalanx, DI and LUM over the radial
-  lateral band and PI over the ulnar one into the distal phalanx (the terminal slip). The rhombus's sharing
-  of force between slip and bands, its springs and masses, and uartlab's Coulomb friction of the tendons are
-  lost. (ED over the bands to DIP as well made the paper's start pose impossible to hold with positive
-  tensions.) Holding the start pose then takes far more co-contraction than in uartlab (the least tensions
-  that hold it, found by a linear program in MuJoCo's geometry); :func:`compare_pull` reports them.
+  one path whose arm past the MCP is the rhombus's arms weighted by that tendon's share of each segment as the
+  paper starts it (sim/state.py ``balanced_em_forces``): ED a third through the central slip and a third
+  through each lateral band (so it extends PIP and DIP), each intrinsic half through the central slip and
+  half through its band, into the distal phalanx. How the rhombus redistributes force as the finger moves,
+  its springs and masses, and uartlab's Coulomb friction of the joints are lost. Holding the start pose then
+  takes more co-contraction than in uartlab (the least tensions that hold it, found by a linear program in
+  MuJoCo's geometry); :func:`compare_pull` reports them. (ED over the central slip alone could not hold the
+  start with positive tensions under the shipped moment arms.)
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from uartlab.sim.names import CENTRAL_SLIP, JOINTS, RADIAL_BAND, TENDONS, ULNAR_BAND
+from uartlab.sim.names import EM_SEGMENTS, EM_TENDONS, GROUP_JOINTS, JOINTS, SEGMENT_MOMENT_ARM_GROUP, TENDONS
 from uartlab.sim.params import FingerParams
+from uartlab.sim.state import balanced_em_forces
 
 ORIGIN_M = 0.03       # where each tendon starts, up the metacarpal (the servo side)
 VIA_FACTOR = 1.1      # a joint's via sites this many pulley radii before and after it, on the bone line
@@ -45,13 +48,13 @@ COMMAND_STEPS = 4     # the pull's command is updated every 2 ms, uartlab's RK4 
 LIMIT_TIMECONST_S = 4 * TIMESTEP_S
 SETTLE_S = 3.0        # MuJoCo's pull runs this long past uartlab's settled end
 # The joints each input tendon crosses and the moment-arm group it takes there (one path: no EM branching).
+# Each tendon's path: the places it crosses and whose arm it takes there. An EM tendon past the MCP takes the
+# extensor mechanism's arm as its share of each segment gives it (``em_arm``).
+EXTENSOR_MECHANISM = "extensor_mechanism"
 PATHS: dict[str, tuple[tuple[str, str], ...]] = {
     "FDP": (("MCP", "FDP"), ("PIP", "FDP"), ("DIP", "FDP")),
     "FDS": (("MCP", "FDS"), ("PIP", "FDS")),
-    "ED": (("MCP", "ED"), ("PIP", CENTRAL_SLIP)),
-    "DI": (("MCP", "DI"), ("PIP", RADIAL_BAND), ("DIP", RADIAL_BAND)),
-    "PI": (("MCP", "PI"), ("PIP", ULNAR_BAND), ("DIP", ULNAR_BAND)),
-    "LUM": (("MCP", "LUM"), ("PIP", RADIAL_BAND), ("DIP", RADIAL_BAND)),
+    **{t: (("MCP", t), ("PIP", EXTENSOR_MECHANISM), ("DIP", EXTENSOR_MECHANISM)) for t in EM_TENDONS},
 }
 FLEXION_AXIS = {"MCP": 1, "PIP": 2, "DIP": 3}   # the joint whose axis a place's pulley turns on
 CHILD = {"MCP": "proximal_phalanx", "PIP": "middle_phalanx", "DIP": "distal_phalanx"}
@@ -81,6 +84,21 @@ def finger_spec(params: FingerParams, start_rad: np.ndarray | None = None) -> An
             if abs(got) > 1e-9 and abs(want) > 1e-9:
                 ab_scale[t] *= want / got
     return _spec(mujoco, params, q0, ab_scale)
+
+
+def path_arm(params: FingerParams, tendon: str, group: str, joint: str, q: np.ndarray) -> float:
+    """The arm (m, + flexes) of ``tendon``'s single path at ``joint`` in pose q: the group's own arm, or for
+    the extensor mechanism the sum over its segments of each one's arm times the tendon's share of its force,
+    as the paper starts the rhombus (sim/state.py ``balanced_em_forces``: ED a third each to the central slip
+    and the two bands, an intrinsic half to the central slip and half to its band)."""
+    if group != EXTENSOR_MECHANISM:
+        return params.moment_arm(group, joint, q)
+    unit = np.zeros(len(TENDONS))
+    unit[TENDONS.index(tendon)] = 1.0
+    shares = balanced_em_forces(unit)
+    return float(sum(share * params.moment_arm(SEGMENT_MOMENT_ARM_GROUP[segment], joint, q)
+                     for segment, share in zip(EM_SEGMENTS, shares, strict=True)
+                     if share > 0.0 and joint in GROUP_JOINTS.get(SEGMENT_MOMENT_ARM_GROUP.get(segment, ""), ())))
 
 
 def finger_mjcf(params: FingerParams, start_rad: np.ndarray | None = None) -> str:
@@ -114,7 +132,7 @@ def _spec(mujoco, params: FingerParams, q0: np.ndarray, ab_scale: np.ndarray) ->
         for place, group in PATHS[tendon]:
             j = FLEXION_AXIS[place]
             a, b = anchors[j], bone[place]
-            r = params.moment_arm(group, JOINTS[j], q0)
+            r = path_arm(params, tendon, group, JOINTS[j], q0)
             side = _unit(np.cross(axes[j], b))   # a tendon on this side of the axis turns the joint the + way
             along = np.zeros(3)
             if place == "MCP":                   # abduction: an offset along the FE axis

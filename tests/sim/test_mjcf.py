@@ -13,7 +13,7 @@ mujoco = pytest.importorskip("mujoco")
 from uartlab.app.cli.main import main  # noqa: E402
 from uartlab.sim import Finger, FingerParams  # noqa: E402
 from uartlab.sim import scenarios as sc  # noqa: E402
-from uartlab.sim.mjcf import PATHS, compare_pull, finger_mjcf, holding_tensions, length_gradient  # noqa: E402
+from uartlab.sim.mjcf import PATHS, compare_pull, finger_mjcf, holding_tensions, length_gradient, path_arm  # noqa: E402
 from uartlab.sim.names import JOINTS, TENDONS  # noqa: E402
 
 
@@ -44,7 +44,7 @@ def test_each_tendons_moment_arms_are_uartlabs_in_the_start_pose(flex):
         for place, group in PATHS[tendon]:
             joints = ("MCP_AB", "MCP_FE") if place == "MCP" else (place,)
             for joint in joints:
-                want = params.moment_arm(group if joint != "MCP_AB" else PATHS[tendon][0][1], joint, q0)
+                want = path_arm(params, tendon, group if joint != "MCP_AB" else PATHS[tendon][0][1], joint, q0)
                 assert arms[JOINTS.index(joint)] == pytest.approx(want, abs=2e-6), (tendon, joint)
         crossed = {j for place, _ in PATHS[tendon] for j in (("MCP_AB", "MCP_FE") if place == "MCP" else (place,))}
         for joint in set(JOINTS) - crossed:
@@ -71,7 +71,7 @@ def test_the_fdp_pull_flexes_mcp_and_dip_in_both_and_where_they_part():
     for name, angles in (("uartlab", c.uartlab_deg), ("MuJoCo", c.mujoco_deg)):
         assert angles[1] > c.start_deg[1] + 2.0 and angles[3] > c.start_deg[3] + 2.0, (name, angles)
     assert c.uartlab_deg[2] > c.start_deg[2] + 2.0 and c.mujoco_deg[2] < c.uartlab_deg[2]
-    assert c.mujoco_pretension_N[2] > 3 * c.uartlab_pretension_N[2]   # ED: the co-contraction it takes
+    assert c.mujoco_pretension_N[2] > 2 * c.uartlab_pretension_N[2]   # ED: the co-contraction it takes
 
 
 def test_the_command_writes_a_file_mujoco_loads(tmp_path, capsys):
