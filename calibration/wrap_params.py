@@ -30,7 +30,7 @@ def band_wrap(params: FingerParams) -> ArmWrap:
     forms = [params.moment_arm_forms.get(arm) for arm in sorted(WRAP_ARMS)]
     if not all(isinstance(f, ArmWrap) for f in forms):
         raise CalibrationError("model", "the lateral bands' PIP arms are not wrap forms: start from a parameter "
-                                        "file that gives both bands a PIP_wrap (docs/model-wrap.md)")
+                                        "file that gives both bands a PIP_wrap (docs/model.md)")
     first, second = forms
     assert isinstance(first, ArmWrap) and isinstance(second, ArmWrap)
     if (first.head_radius_m, first.head_centre_m, first.band_hold_m) != (
