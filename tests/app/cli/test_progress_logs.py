@@ -7,6 +7,7 @@ one repeat; `uartlab record --seconds 1` on the twin; the in-process SEA calibra
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import subprocess
@@ -115,14 +116,25 @@ def _fake_task(task):
     return np.zeros(3)
 
 
+def _fit_tasks(n: int) -> list:
+    """Tasks shaped as the fit makes them (params, names, values, recordings): their cost is the seconds the
+    recordings span."""
+    import numpy as np
+    from uartlab.calibration.model_fit import TrialRecording
+
+    fields = {f.name: None for f in dataclasses.fields(TrialRecording)}
+    return [(None, (), [], [dataclasses.replace(TrialRecording(**fields), t_s=np.arange(k + 2.0))])
+            for k in range(n)]
+
+
 def test_a_model_fit_batch_counts_completed_futures(monkeypatch):
     from uartlab.calibration import model_fit
 
     monkeypatch.setattr(model_fit, "_residual_task", _fake_task)
     seen, count = [], [0]
     with ThreadPoolExecutor(2) as ex:
-        out = model_fit._run_batch(list(range(5)), ex, count, lambda d, t: seen.append((d, t)))
-        out += model_fit._run_batch(list(range(3)), None, count, lambda d, t: seen.append((d, t)))
+        out = model_fit._run_batch(_fit_tasks(5), ex, count, lambda d, t: seen.append((d, t)))
+        out += model_fit._run_batch(_fit_tasks(3), None, count, lambda d, t: seen.append((d, t)))
     assert len(out) == 8 and count[0] == 8
     assert seen == [(i, None) for i in range(1, 9)]
 
@@ -134,7 +146,7 @@ def test_a_model_fit_batch_on_dask_counts_completed_futures(monkeypatch):
     monkeypatch.setattr(model_fit, "_residual_task", _fake_task)  # in-process workers see the patch
     seen, count = [], [0]
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
-        out = model_fit._run_batch(list(range(4)), client.get_executor(), count, lambda d, t: seen.append(d))
+        out = model_fit._run_batch(_fit_tasks(4), client.get_executor(), count, lambda d, t: seen.append(d))
     assert len(out) == 4 and seen == [1, 2, 3, 4]
 
 

@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 pytest.importorskip("zmq")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from test_gui_core import MOVING, address, choose_one_trial, connect, make_window, shoot  # noqa: E402, F401
+from test_gui_core import MOVING, address, choose_one_trial, connect, make_window, rig_toml, shoot  # noqa: E402, F401
 from uartlab.app.gui.live_plots import LABELLED_PLOT, PLOTS, RESIDUAL  # noqa: E402
 from uartlab.app.palette import MEASURED_COLOUR, MODEL_COLOUR, colour  # noqa: E402
 from uartlab.app.paper_frame import PLANES  # noqa: E402
