@@ -118,10 +118,11 @@ def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(
     gaps = [b.gap_before for b in blocks if b.gap_before]
     assert len(gaps) == 1 and 0.8 * stall_s * RATE_HZ < gaps[0] < (stall_s + 0.1) * RATE_HZ
     assert_accounted_for(blocks)
-    # Acquisition goes on after the restart, still on the host clock within a few ms.
+    # Acquisition goes on after the restart, still on the host clock within a few ms (a clock carried over the
+    # gap would be off by the stall, seconds); one late delivery on a loaded machine stays within a block.
     after = blocks[-5:]
     lag_s = np.array([b.host_time_s - b.sample_times_s(daq.t0_s)[-1] for b in after])
-    assert np.all(np.abs(lag_s) < 0.01), lag_s
+    assert np.median(np.abs(lag_s)) < 0.01 and np.all(np.abs(lag_s) < 0.05), lag_s
 
 
 @pytest.mark.parametrize("time_scale", [1.0, 2.0])
