@@ -70,6 +70,21 @@ def _other_tests_yield_to_the_rig_tests(request):
 
 
 @pytest.fixture(autouse=True)
+def _rig_tests_at_the_cores_priority(request):
+    """In an xdist worker, the first rig-group test raises the worker's threads to the priority a rig core
+    gives its own (app/run/realtime.py, where the OS allows): the rigs these tests bring up in the worker's
+    own process otherwise ran their device threads at nice 0 beside `with-load 2`'s processes until an engine
+    started, and a bus thread starved past the servos' 500 ms watchdog."""
+    if (os.environ.get("PYTEST_XDIST_WORKER") and request.node.get_closest_marker("xdist_group") is not None
+            and not getattr(_rig_tests_at_the_cores_priority, "done", False)):
+        from uartlab.app.run import realtime
+
+        realtime.prepare_process(who="the rig tests' worker")
+        _rig_tests_at_the_cores_priority.done = True   # type: ignore[attr-defined]
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_heap_for_realtime_tests(request):
     """Tests marked ``realtime`` run device threads against deadlines (the stale-stream interlock trips at
     0.25 s). A full cyclic-GC pass stops every thread, and over the ~350k objects this long test process
