@@ -47,9 +47,8 @@ TIMESTEP_S = 0.0005
 COMMAND_STEPS = 4     # the pull's command is updated every 2 ms, uartlab's RK4 step
 LIMIT_TIMECONST_S = 4 * TIMESTEP_S
 SETTLE_S = 3.0        # MuJoCo's pull runs this long past uartlab's settled end
-# The joints each input tendon crosses and the moment-arm group it takes there (one path: no EM branching).
-# Each tendon's path: the places it crosses and whose arm it takes there. An EM tendon past the MCP takes the
-# extensor mechanism's arm as its share of each segment gives it (``em_arm``).
+# Each tendon's single path: the places it crosses and whose arm it takes there. An EM tendon past the MCP takes
+# the extensor mechanism's arm as its share of each segment gives it (``path_arm``).
 EXTENSOR_MECHANISM = "extensor_mechanism"
 PATHS: dict[str, tuple[tuple[str, str], ...]] = {
     "FDP": (("MCP", "FDP"), ("PIP", "FDP"), ("DIP", "FDP")),
@@ -95,10 +94,12 @@ def path_arm(params: FingerParams, tendon: str, group: str, joint: str, q: np.nd
         return params.moment_arm(group, joint, q)
     unit = np.zeros(len(TENDONS))
     unit[TENDONS.index(tendon)] = 1.0
-    shares = balanced_em_forces(unit)
-    return float(sum(share * params.moment_arm(SEGMENT_MOMENT_ARM_GROUP[segment], joint, q)
-                     for segment, share in zip(EM_SEGMENTS, shares, strict=True)
-                     if share > 0.0 and joint in GROUP_JOINTS.get(SEGMENT_MOMENT_ARM_GROUP.get(segment, ""), ())))
+    arm = 0.0
+    for segment, share in zip(EM_SEGMENTS, balanced_em_forces(unit), strict=True):
+        segment_group = SEGMENT_MOMENT_ARM_GROUP.get(segment)   # None: a segment that crosses no joint
+        if share > 0.0 and segment_group is not None and joint in GROUP_JOINTS[segment_group]:
+            arm += share * params.moment_arm(segment_group, joint, q)
+    return arm
 
 
 def finger_mjcf(params: FingerParams, start_rad: np.ndarray | None = None) -> str:
