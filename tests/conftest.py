@@ -64,7 +64,9 @@ def _other_tests_yield_to_the_rig_tests(request):
     and that worker gets other tests only once the group is done, so no rig test runs at the lower priority."""
     if (os.environ.get("PYTEST_XDIST_WORKER") and request.node.get_closest_marker("xdist_group") is None
             and not getattr(_other_tests_yield_to_the_rig_tests, "done", False)):
-        os.nice(OTHER_TESTS_NICE)
+        # absolute, not os.nice's increment: the rig worker, raised to the core's -10 for the rig group, would
+        # otherwise run the other tests it takes afterwards at -5
+        os.setpriority(os.PRIO_PROCESS, 0, OTHER_TESTS_NICE)
         _other_tests_yield_to_the_rig_tests.done = True   # type: ignore[attr-defined]
     yield
 
