@@ -7,7 +7,8 @@ E-stop's send runs on the GUI thread:
 - requests (``request``) run on the window's worker threads (``tasks.Tasks``): a slow answer (a rig
   starting, a pre-flight) never freezes a frame;
 - the status poller asks for the core's status every ``STATUS_PERIOD_S`` and keeps the newest answer,
-  which the GUI thread reads without waiting (``status``);
+  which the GUI thread reads without waiting (``status``); a late answer keeps the last one for
+  ``STATUS_KEPT_S`` (with ``status_error`` saying why), so a stalled core does not blank the window;
 - the E-stop goes from the key's handler to the core's E-stop socket through ``EstopLine``
   (app/gui/estop_line.py): queued in microseconds on the GUI thread, forwarded by ZeroMQ in C, acted on
   by the core at once; the acknowledgement is collected when the window polls (``estop_answers``).
@@ -42,6 +43,7 @@ ATTACH_TIMEOUT_S = 10.0    # a core known to be there (its lock, its answer) but
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
 STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
 STATUS_TIMEOUT_S = 2.0     # a status the core has not answered by then is stale: the poller asks again
+STATUS_KEPT_S = 10.0       # the last answer still shown (with "does not answer") while a busy core is late
 VIEWER_QUEUE = 10_000      # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 
 
@@ -54,6 +56,7 @@ class CoreLink:
         self.hello: dict = client.hello        # the core's description: pid, specs, its rig.toml's text and source
         self._latest: dict | None = None
         self._asked_s = -math.inf
+        self._answered_s = -math.inf
         self._status_error: str | None = None
         self._stop = threading.Event()
         # The client's sockets are used by the poller and the window's worker threads; ZeroMQ sockets must not
@@ -137,9 +140,12 @@ class CoreLink:
             asked = time.monotonic()
             try:
                 self._latest, self._status_error = self.request("status", STATUS_TIMEOUT_S), None
-                self._asked_s = asked
+                self._asked_s = self._answered_s = asked
             except Exception as exc:  # noqa: BLE001 - shown by the window; the poller goes on
-                self._latest, self._status_error = None, str(exc) or type(exc).__name__
+                self._status_error = str(exc) or type(exc).__name__
+                # One late answer on a busy PC must not blank the run panel; a core gone for good does.
+                if time.monotonic() - self._answered_s > STATUS_KEPT_S:
+                    self._latest = None
 
     # ------------------------------------------------------------ E-stop
     def estop(self, reason: str) -> None:

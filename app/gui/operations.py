@@ -41,6 +41,7 @@ class Operations:
         self.w = window
         self.core: CoreLink | None = None
         self.status: dict | None = None       # the core's newest status (``CoreLink.status``), on the GUI thread
+        self._connected_text = ""            # the rig panel's line while the core answers
         self.backends: dict[str, str] = {}
         self.ceilings = None                   # the rig's [limits] (rig.toml), which a chosen suite must keep
         self.suite_label = ""
@@ -181,7 +182,8 @@ class Operations:
             kind = "twin" if config.uses_twin else "real"
             self.live_source = f"live rig core ({kind})"
             where = "started here" if link.started_here else "already running"
-            self.w.rig_panel.set_state("connected", f"connected ({kind}, core {where}): {config.source}")
+            self._connected_text = f"connected ({kind}, core {where}): {config.source}"
+            self.w.rig_panel.set_state("connected", self._connected_text)
             self.w.settings.setValue("rig/config", config_path)
             self.w.log_line(f"attached to the rig core at {link.address} ({where}, pid {link.hello.get('pid')}); "
                             f"rig from {config.source}")
@@ -519,8 +521,9 @@ class Operations:
         self._estop_answers()
         if self.core is not None:
             asked_s, self.status = self.core.status_at()
-            if self.core.status_error is not None:
-                w.rig_panel.status.setText(f"the rig core does not answer: {self.core.status_error}")
+            silent = self.core.status_error
+            w.rig_panel.status.setText(self._connected_text if silent is None
+                                       else f"the rig core does not answer ({silent}); showing its last status")
             if self.moving is not None and self.status is not None and asked_s > self._move_sent_s \
                     and not self.status.get("moving"):
                 self._move_over(self.status)

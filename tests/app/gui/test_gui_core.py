@@ -10,6 +10,7 @@ endpoint the core names in its hello. Screenshots go to tests/screenshots/.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -650,3 +651,26 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     assert panel.phase_label.text() == "no run" and panel.progress.format() == "last run: 3 of 4 trials"
     assert "TRIP" not in window.interlock_label.text() and panel.interlock_label.text() == "OK"   # acknowledged
     assert window.errors == [] or all("FDS" in e or "fault" in e for e in window.errors), window.errors
+
+
+def test_a_core_that_answers_late_keeps_its_last_status_on_screen(qtbot, make_window, core_process):
+    """A core that misses status answers (here frozen, as a loaded PC can stall it for seconds) leaves its last
+    status on screen, saying it does not answer; when it answers again the panel is as it was."""
+    from uartlab.app.gui.core_link import STATUS_KEPT_S, STATUS_TIMEOUT_S
+
+    window = make_window()
+    connect(qtbot, window)
+    connected = window.rig_panel.status.text()
+    assert connected.startswith("connected")
+    core_process.send_signal(signal.SIGSTOP)
+    try:
+        qtbot.waitUntil(lambda: "does not answer" in window.rig_panel.status.text(),
+                        timeout=int((STATUS_TIMEOUT_S + 3) * 1000))
+        window.on_status()
+        assert window.ops.status is not None and window.ops.status["devices"]
+        assert window.rig_panel.table.rowCount() == 3        # the devices as they were, not a blank table
+    finally:
+        core_process.send_signal(signal.SIGCONT)
+    assert STATUS_TIMEOUT_S + 3 < STATUS_KEPT_S
+    qtbot.waitUntil(lambda: window.rig_panel.status.text() == connected, timeout=10000)
+    # (frozen past the DAQ's 2 s of samples, the core's DAQ stream rightly faults when it resumes)
