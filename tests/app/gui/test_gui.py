@@ -162,7 +162,8 @@ def test_replay_of_a_session_file_drives_the_live_views(qtbot, window, session_f
     window.ops.play()
     qtbot.waitUntil(lambda: not window.replay_panel.playing, timeout=15000)  # to the end at 5x (0.8 s)
     assert window.errors == []
-    assert window.data.now_s == pytest.approx(t0 + 4.0, abs=0.01)
+    # the player is at the end; the window's last drain of it may come a frame later on a loaded machine
+    qtbot.waitUntil(lambda: window.data.now_s == pytest.approx(t0 + 4.0, abs=0.01), timeout=2000)
     x, _ = curve_data(window, "tension")
     assert x is not None and x.size > 50
     assert any("trip" in line for line in window.log.toPlainText().splitlines())

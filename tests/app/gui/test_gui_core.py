@@ -507,8 +507,11 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
         model.close()
     measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
     predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
+    ticks = np.concatenate([r.data["ticks_merged"] for r in records])
     pressing = np.linalg.norm(measured, axis=1) > 0.2
-    assert pressing.sum() > 50                          # the finger pressed on the surface for a while
+    # The finger pressed on the surface for a while: over 50 control ticks, which a model behind on a loaded
+    # machine covers in fewer samples (merged ticks), but still enough to take a median over.
+    assert ticks[pressing].sum() > 50 and pressing.sum() >= 10, (ticks[pressing].sum(), pressing.sum())
     error = np.linalg.norm(measured[pressing] - predicted[pressing], axis=1)
     assert np.median(error) < 0.05, np.median(error)   # measured here: 3 mN at 0.6 N pressing
     qtbot.waitUntil(lambda: curve_data(window, "force")[0] is not None, timeout=5000)

@@ -16,6 +16,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QSettings  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
+from uartlab.app.gui.operations import _log_line_for  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.schema import DAQ, JOINTS_IK, EventKind  # noqa: E402
 
@@ -66,9 +67,14 @@ def test_the_first_view_is_the_files_first_window_and_the_cursor_stands_at_its_e
     window.on_frame()
     x, _ = window.plots.plots["tension"].measured[0].getData()
     assert x.min() == pytest.approx(daq_first - t0 - window_s, abs=0.1) and x.max() == pytest.approx(0.0, abs=0.05)
-    # the events of the first view are in the log, as the live rig's are
+    # the events of the first view are in the log, as the live rig's are, at their times in the file
+    with SessionFile(twin_session_file) as f:
+        said = [(e.host_time_s - t0, _log_line_for(e)) for e in f.events() if e.host_time_s < t0 + window_s - 0.05]
+    said = [(t, line) for t, line in said if line is not None]
+    assert any(line.startswith(f"{EventKind.PHASE} [runner] ACTUATE") for _, line in said), said
     log = window.log.toPlainText().splitlines()
-    assert any("(replay, t = " in line and f" {EventKind.STEADY} " in line for line in log)
+    for t, line in said:
+        assert any(f"(replay, t = {t:.2f} s) {line}" in logged for logged in log), (t, line)
     assert window.errors == []
 
 
