@@ -57,32 +57,28 @@ def pytest_itemcollected(item):
 OTHER_TESTS_NICE = 5
 
 
-@pytest.fixture(autouse=True)
-def _other_tests_yield_to_the_rig_tests(request):
-    """In an xdist worker, the first test outside the rig group lowers the worker's priority for good (a
-    process may not raise it again). The scheduler hands the rig group, its largest unit, to a worker first,
-    and that worker gets other tests only once the group is done, so no rig test runs at the lower priority."""
-    if (os.environ.get("PYTEST_XDIST_WORKER") and request.node.get_closest_marker("xdist_group") is None
-            and not getattr(_other_tests_yield_to_the_rig_tests, "done", False)):
-        # absolute, not os.nice's increment: the rig worker, raised to the core's -10 for the rig group, would
-        # otherwise run the other tests it takes afterwards at -5
-        os.setpriority(os.PRIO_PROCESS, 0, OTHER_TESTS_NICE)
-        _other_tests_yield_to_the_rig_tests.done = True   # type: ignore[attr-defined]
-    yield
+_PRIORITY_SET: set[bool] = set()   # in this worker: for the rig group (True), for the other tests (False)
 
 
 @pytest.fixture(autouse=True)
-def _rig_tests_at_the_cores_priority(request):
-    """In an xdist worker, the first rig-group test raises the worker's threads to the priority a rig core
-    gives its own (app/run/realtime.py, where the OS allows): the rigs these tests bring up in the worker's
-    own process otherwise ran their device threads at nice 0 beside `with-load 2`'s processes until an engine
-    started, and a bus thread starved past the servos' 500 ms watchdog."""
-    if (os.environ.get("PYTEST_XDIST_WORKER") and request.node.get_closest_marker("xdist_group") is not None
-            and not getattr(_rig_tests_at_the_cores_priority, "done", False)):
-        from uartlab.app.run import realtime
+def _worker_priority_for_its_tests(request):
+    """In an xdist worker, the first test of each kind sets the worker's priority for its tests:
+    - a rig-group test raises the worker's threads to the priority a rig core gives its own
+      (app/run/realtime.py, where the OS allows): the rigs these tests bring up in the worker's own process
+      otherwise ran their device threads at nice 0 beside `with-load 2`'s processes until an engine started,
+      and a bus thread starved past the servos' 500 ms watchdog;
+    - any other test lowers it to OTHER_TESTS_NICE for good, outright (not os.nice's increment, which from
+      the rig group's -10 would give -5). The scheduler hands the rig group, its largest unit, to a worker
+      first, and that worker takes other tests only once the group is done, so no rig test runs lowered."""
+    rig = request.node.get_closest_marker("xdist_group") is not None
+    if os.environ.get("PYTEST_XDIST_WORKER") and rig not in _PRIORITY_SET:
+        _PRIORITY_SET.add(rig)
+        if rig:
+            from uartlab.app.run import realtime
 
-        realtime.prepare_process(who="the rig tests' worker")
-        _rig_tests_at_the_cores_priority.done = True   # type: ignore[attr-defined]
+            realtime.prepare_process(who="the rig tests' worker")
+        else:
+            os.setpriority(os.PRIO_PROCESS, 0, OTHER_TESTS_NICE)
     yield
 
 
