@@ -10,8 +10,11 @@ here: it has its own socket and thread (app/serve/estop_server.py).
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +27,9 @@ from uartlab.schema import EventKind
 log = logging.getLogger(__name__)
 
 POLL_MS = 100      # how often the thread looks at its stop flag
+# A request not answered by then has every thread's stack written to the core's log (stderr): clients give up
+# at 10 s, and a core that stalls on a busy PC must say where, not only that it did.
+SLOW_REQUEST_S = 5.0
 
 
 @dataclass
@@ -46,6 +52,7 @@ class CommandServer:
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.ROUTER_MANDATORY, 0)   # a reply to a client gone is dropped, not an error
         self._stop = threading.Event()
+        self._stacks_to = _with_file_descriptor(sys.stderr) or _with_file_descriptor(sys.__stderr__)
         self._thread = threading.Thread(target=self._run, name="core-commands", daemon=True)
 
     def start(self) -> CommandServer:
@@ -60,7 +67,16 @@ class CommandServer:
                 frames = self.socket.recv_multipart(copy=False)
                 if len(frames) < 2:
                     continue
-                out = self.handle(frames[1])
+                t0 = time.monotonic()
+                if self._stacks_to is not None:
+                    faulthandler.dump_traceback_later(SLOW_REQUEST_S, file=self._stacks_to)
+                try:
+                    out = self.handle(frames[1])
+                finally:
+                    if self._stacks_to is not None:
+                        faulthandler.cancel_dump_traceback_later()
+                if (took_s := time.monotonic() - t0) > SLOW_REQUEST_S:
+                    log.warning("a request took %.1f s to answer (the threads' stacks are above)", took_s)
                 self.socket.send_multipart([frames[0], *out], copy=False)
         except zmq.ZMQError as exc:
             log.debug("command server: %s", exc)
@@ -96,6 +112,15 @@ class CommandServer:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)
+
+
+def _with_file_descriptor(stream):
+    """``stream`` if faulthandler can write to it (a real file descriptor), else None."""
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return stream
 
 
 def _brief(args: dict) -> str:

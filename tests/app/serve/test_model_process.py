@@ -152,6 +152,10 @@ def run_on_core(core: Core, suite_text: str, folder: Path, while_running=None) -
 
 def _run_once(base: str, suite_text: str, folder: Path, while_running) -> dict:
     with CoreClient(base, subscribe=False, timeout_s=10.0) as client:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while client.status()["run"].get("state") in ("starting", "running", "closing"):   # an earlier test's
+            assert time.monotonic() < deadline, "the core's last run never ended"
+            time.sleep(0.1)
         client.request("run", suite="model_process.toml", suite_text=suite_text, folder=str(folder),
                        live_model=True, operator="test")
         deadline = time.monotonic() + RUN_TIMEOUT_S
