@@ -23,7 +23,7 @@ from uartlab.app.record.params import recorded_model_params
 from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import ACTIVE_PHASES, LiveModel
 from uartlab.app.run.residuals import PHASES
-from uartlab.app.serve.client import CoreClient
+from uartlab.app.serve.client import CoreClient, NoCoreError
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
@@ -143,7 +143,10 @@ def run_on_core(core: Core, suite_text: str, folder: Path, while_running=None) -
     for attempt in range(3):
         if attempt:
             core.restart()
-        status = _run_once(core.base, suite_text, folder / f"attempt{attempt}", while_running)
+        try:
+            status = _run_once(core.base, suite_text, folder / f"attempt{attempt}", while_running)
+        except NoCoreError as exc:   # the core's log says where it stalled (its command thread's stack dump)
+            raise AssertionError(f"{exc}\n{core.log.read_text()[-8000:]}") from None
         reason = str(status.get("fault_reason") or status.get("error") or "")
         if status.get("phase") == "DONE" or not re.search(DEVICE_TIMING, reason):
             break
