@@ -131,6 +131,11 @@ class CoreLink:
         return self._asked_s, self._latest
 
     @property
+    def answered_s(self) -> float:
+        """When (monotonic s) the poller asked for the status the core last answered; -inf before any."""
+        return self._answered_s
+
+    @property
     def status_error(self) -> str | None:
         """Why the last status request failed (the core went away), or None."""
         return self._status_error

@@ -234,8 +234,9 @@ class MainWindow(QMainWindow):
         self.recording_label.setStyleSheet("color: #c62828; font-weight: bold")
         self.recording_label.setToolTip(str(recording["path"]))
 
-    def show_devices(self, devices: dict[str, dict], twin: bool = False) -> None:
-        """The status bar's device health: each device's state in a word, red when one has failed."""
+    def show_devices(self, devices: dict[str, dict], twin: bool = False, silent_s: float = 0.0) -> None:
+        """The status bar's device health: each device's state in a word, red when one has failed; orange,
+        and said, while the core has not answered for ``silent_s`` (the states are its last ones)."""
         if not devices:
             self.devices_label.setText("devices: –")
             self.devices_label.setStyleSheet("color: #666666")
@@ -244,9 +245,11 @@ class MainWindow(QMainWindow):
         text = " · ".join(f"{DEVICE_NAMES.get(name, name)} {words.get(h['state'], h['state'])}"
                           for name, h in devices.items())
         failed = any(h["state"] == "failed" for h in devices.values())
-        self.devices_label.setText(("twin " if twin else "") + text)
+        silent = f"core silent {silent_s:.0f} s, last known: " if silent_s > 0 else ""
+        self.devices_label.setText(silent + ("twin " if twin else "") + text)
         self.devices_label.setStyleSheet("color: #c62828; font-weight: bold" if failed else
-                                         "color: #2e7d32" if all(h["state"] == "streaming" for h in devices.values())
+                                         "color: #2e7d32" if not silent and all(h["state"] == "streaming"
+                                                                                for h in devices.values())
                                          else "color: #e65100")
 
     def show_interlocks(self, reason: str | None, estop: bool, failed_devices: dict[str, str] | None = None,

@@ -519,23 +519,28 @@ class Operations:
         """A few times a second: the core's status (health, recording, run, a move), the replay cursor."""
         w = self.w
         self._estop_answers()
+        silent_s = 0.0   # how long the core has not answered (its last status is that much older)
         if self.core is not None:
             asked_s, self.status = self.core.status_at()
-            silent = self.core.status_error
-            w.rig_panel.status.setText(self._connected_text if silent is None
-                                       else f"the rig core does not answer ({silent}); showing its last status")
+            why = self.core.status_error
+            if why is not None and math.isfinite(self.core.answered_s):
+                silent_s = max(0.0, time.monotonic() - self.core.answered_s)
+            w.rig_panel.status.setText(self._connected_text if why is None else
+                                       f"the rig core has not answered for {silent_s:.0f} s; showing its last status")
+            w.rig_panel.status.setToolTip(why or "")
             if self.moving is not None and self.status is not None and asked_s > self._move_sent_s \
                     and not self.status.get("moving"):
                 self._move_over(self.status)
         status = self.status or {}
         if status:
-            w.rig_panel.show_health({name: SimpleNamespace(**h) for name, h in status.get("devices", {}).items()},
-                                    self.backends)
+            aged = {name: SimpleNamespace(**{**h, "last_sample_age_s": h["last_sample_age_s"] + silent_s})
+                    for name, h in status.get("devices", {}).items()}   # as old as the status is by now
+            w.rig_panel.show_health(aged, self.backends)
         self.show_safety()
         rec = self.recording
         w.show_recording(rec, _size_of(rec["path"]) if rec is not None else None)
         w.show_devices(status.get("devices", {}) if self.core is not None else {},
-                       twin="twin" in self.backends.values())
+                       twin="twin" in self.backends.values(), silent_s=silent_s)
         if rec is not None:
             w.recording_panel.show_status(rec["path"], rec["elapsed_s"], rec["samples"], rec["drops"])
             self._recording_was = rec["path"]

@@ -667,11 +667,16 @@ def test_a_core_that_answers_late_keeps_its_last_status_on_screen(qtbot, make_wi
     assert connected.startswith("connected")
     core_process.send_signal(signal.SIGSTOP)
     try:
-        qtbot.waitUntil(lambda: "does not answer" in window.rig_panel.status.text(),
+        qtbot.waitUntil(lambda: "has not answered for" in window.rig_panel.status.text(),
                         timeout=int((STATUS_TIMEOUT_S + 3) * 1000))
         window.on_status()
         assert window.ops.status is not None and window.ops.status["devices"]
         assert window.rig_panel.table.rowCount() == 3        # the devices as they were, not a blank table
+        ages_s = [float(window.rig_panel.table.item(row, 6).text()) for row in range(3)]
+        assert min(ages_s) >= STATUS_TIMEOUT_S                # their samples' ages count the silence
+        assert window.devices_label.text().startswith("core silent ")
+        window.docks["Rig"].raise_()
+        shoot(window, "core_not_answering")
     finally:
         core_process.send_signal(signal.SIGCONT)
     assert STATUS_TIMEOUT_S + 3 < STATUS_KEPT_S
