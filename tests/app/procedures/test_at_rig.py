@@ -93,11 +93,26 @@ def test_cli_at_a_rig_file_writes_a_mocap_record_its_joint_estimator_uses(tmp_pa
 
 
 # ------------------------------------------------------------------ one rig for the procedures
-@pytest.fixture(scope="module")
-def rig():
+def _started_rig() -> Rig:
     config = default_rig_config()
-    with Rig(replace(config, twin=replace(config.twin, speed=float(SPEED)))) as running:
-        yield running
+    return Rig(replace(config, twin=replace(config.twin, speed=float(SPEED)))).start()
+
+
+@pytest.fixture(scope="module")
+def _module_rig():
+    held = [_started_rig()]
+    yield held
+    held[0].stop()
+
+
+@pytest.fixture
+def rig(_module_rig):
+    """The module's rig, brought up again after a test that left a device failed (as an operator reconnects):
+    a servo bus whose watchdog tripped refuses goals until enabled, and would fail every later pre-flight."""
+    if any(h.state == "failed" for h in _module_rig[0].health().values()):
+        _module_rig[0].stop()
+        _module_rig[0] = _started_rig()
+    return _module_rig[0]
 
 
 def test_sea_at_the_rig_recovers_the_twins_pots(rig):
