@@ -28,13 +28,14 @@ class Patches:
     coeffs: np.ndarray         # (nu, nv, 4, 4) c[k, l] in m / rad^(k+l), local to the cell's low corner
     clamp: bool                # True: angles held to the nodes' range; False: one patch over all angles
 
-    def flat(self) -> np.ndarray:
-        """The block compiled into P: [u axis, v axis (-1: none), nu, nv, lookup, u cells per rad, u nodes,
-        v cells per rad, v nodes, coeffs] (a multiplication finds a cell of equal steps)."""
+    def flat(self, grid: int = 1) -> np.ndarray:
+        """The block compiled into P: [u axis, v axis (-1: none), nu, nv, lookup, grid, u cells per rad, u nodes,
+        v cells per rad, v nodes, coeffs] (a multiplication finds a cell of equal steps). ``grid`` numbers the
+        blocks on the same nodes (``grid_key``) alike: the kernels find a pose's cell once per grid."""
         nu, nv = len(self.u_nodes) - 1, len(self.v_nodes) - 1
         equal = all(np.allclose(np.diff(n), n[1] - n[0], rtol=1e-12, atol=0) for n in (self.u_nodes, self.v_nodes))
         lookup = UNBOUNDED if not self.clamp else EQUAL_CELLS if equal else SEARCH
-        head = [self.axes[0], self.axes[1] if len(self.axes) > 1 else -1, nu, nv, lookup]
+        head = [self.axes[0], self.axes[1] if len(self.axes) > 1 else -1, nu, nv, lookup, grid]
 
         def per_rad(nodes: np.ndarray) -> list[float]:
             step = nodes[1] - nodes[0]
@@ -42,6 +43,10 @@ class Patches:
 
         return np.concatenate([np.asarray(head, float), per_rad(self.u_nodes), self.u_nodes,
                                per_rad(self.v_nodes), self.v_nodes, self.coeffs.ravel()])
+
+    def grid_key(self) -> tuple:
+        """Equal for blocks whose cells are found alike (the same axes, nodes and clamping)."""
+        return self.axes, self.clamp, self.u_nodes.tobytes(), self.v_nodes.tobytes()
 
     def __call__(self, theta_rad: np.ndarray) -> tuple[float, np.ndarray]:
         """r (m) and dr/dtheta (4,) at anatomical angles ``theta_rad`` (4,): the kernels' arithmetic, in numpy."""

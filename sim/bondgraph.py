@@ -28,6 +28,7 @@ from uartlab.sim.compiled import (
     ARM_COEFFS,
     ARM_COS_FE,
     ARM_FORM,
+    ARM_ORDER,
     CONTACT_A,
     CONTACT_B,
     CONTACT_KX,
@@ -111,17 +112,27 @@ def _cell(P: np.ndarray, nodes: int, n: int, x: float, lookup: float) -> tuple[i
 
 
 @inline_kernel
-def patch_arm(P: np.ndarray, at: int, q: np.ndarray) -> float:
-    """A surface or table form's moment arm at pose q: its block at P[at:] (arm_patches.Patches.flat)."""
+def patch_cell(P: np.ndarray, at: int, q: np.ndarray) -> tuple[int, float, int, float]:
+    """Pose q's cell on the grid of the block at P[at:] (arm_patches.Patches.flat), and q local to it:
+    (u cell, u, v cell, v); v is 0 on a grid over one angle."""
     nu, nv, lookup = int(P[at + 2]), int(P[at + 3]), P[at + 4]
-    u_nodes = at + 6
-    v_nodes = u_nodes + nu + 2
+    u_nodes = at + 7
     iu, du = _cell(P, u_nodes, nu, q[int(P[at])], lookup)
+    if P[at + 1] < 0.0:
+        return iu, du, 0, 0.0
+    iv, dv = _cell(P, u_nodes + nu + 2, nv, q[int(P[at + 1])], lookup)
+    return iu, du, iv, dv
+
+
+@inline_kernel
+def patch_value(P: np.ndarray, at: int, iu: int, du: float, iv: int, dv: float) -> float:
+    """A surface or table form's moment arm in the cell ``patch_cell`` found: its block at P[at:]."""
+    nu, nv = int(P[at + 2]), int(P[at + 3])
+    coeffs = at + nu + nv + 10   # after the head, the per-rad entries and the nodes
     if P[at + 1] < 0.0:   # one angle: the cell's cubic in u (its coefficients c[k, 0], every 4th)
-        c = v_nodes + nv + 1 + 16 * iu
+        c = coeffs + 16 * iu
         return ((P[c + 12] * du + P[c + 8]) * du + P[c + 4]) * du + P[c]
-    iv, dv = _cell(P, v_nodes, nv, q[int(P[at + 1])], lookup)
-    c = v_nodes + nv + 1 + 16 * (iu * nv + iv)
+    c = coeffs + 16 * (iu * nv + iv)
     r = 0.0
     for k in range(3, -1, -1):   # Horner in u over Horner in v
         row = c + 4 * k
@@ -133,17 +144,24 @@ def patch_arm(P: np.ndarray, at: int, q: np.ndarray) -> float:
 def moment_arms_into(P: np.ndarray, q: np.ndarray, arms: np.ndarray) -> None:
     """Moment arms at pose q into arms (17, 4); entries of segments that cross no joint stay untouched."""
     cos_fe = np.cos(q[1])
-    for p in range(N_PAIRS):
+    for p in range(N_PAIRS):   # the polynomials
         s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
-        at = P[ARM_FORM + 4 * s + j]
-        if at != 0.0:
-            arms[s, j] = patch_arm(P, int(at), q)
+        if P[ARM_FORM + 4 * s + j] != 0.0:
             continue
         k = ARM_COEFFS + 12 * s + 3 * j
         r = P[k] + q[j] * (P[k + 1] + q[j] * P[k + 2])
         if P[ARM_COS_FE + 4 * s + j] != 0.0:
             r *= cos_fe
         arms[s, j] = r
+    grid, iu, du, iv, dv = 0.0, 0, 0.0, 0, 0.0
+    for n in range(int(P[ARM_ORDER])):   # the surfaces and tables, grid by grid: each grid's cell found once
+        p = int(P[ARM_ORDER + 1 + n])
+        s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
+        block = int(P[ARM_FORM + 4 * s + j])
+        if P[block + 5] != grid:
+            grid = P[block + 5]
+            iu, du, iv, dv = patch_cell(P, block, q)
+        arms[s, j] = patch_value(P, block, iu, du, iv, dv)
 
 
 @inline_kernel

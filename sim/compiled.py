@@ -43,7 +43,6 @@ PAD_RADIUS = CONTACT_MUY + 1               # m
 COS_ALPHA = PAD_RADIUS + 1                 # (4,) cos and sin of the D-H twists, precomputed
 SIN_ALPHA = COS_ALPHA + 4
 ARM_FORM = SIN_ALPHA + 4                   # (17, 4) where the pair's patches start in P (0.0: the polynomial)
-P_SIZE = ARM_FORM + N_SEGMENTS * 4         # the patches of surface and table forms follow (moment_arm_forms.py)
 
 # The (segment, joint) pairs that have a moment arm: 23 of the 17 x 4, so the kernels loop over these.
 _PAIRS = [(SEGMENTS.index(seg), JOINTS.index(joint)) for seg in SEGMENTS
@@ -51,6 +50,10 @@ _PAIRS = [(SEGMENTS.index(seg), JOINTS.index(joint)) for seg in SEGMENTS
 PAIR_SEGMENT = np.array([s for s, _ in _PAIRS], dtype=np.int64)
 PAIR_JOINT = np.array([j for _, j in _PAIRS], dtype=np.int64)
 N_PAIRS = len(_PAIRS)
+
+ARM_ORDER = ARM_FORM + N_SEGMENTS * 4      # (1 + N_PAIRS,) how many pairs have a surface or table form, then
+#                                            those pairs grid by grid, the order the kernels take them in
+P_SIZE = ARM_ORDER + 1 + N_PAIRS           # the patches of surface and table forms follow (moment_arm_forms.py)
 
 # ---- surface array S -----------------------------------------------------------------------------
 S_ENABLED = 0    # 1.0 when there is a surface
@@ -108,9 +111,13 @@ def compile_model(p: FingerParams) -> np.ndarray:
         v.link_com[frame] = p.bone_com_m[bone] - np.array([p.a_m[frame - 1], 0.0, 0.0])
         v.link_inertia[frame] = np.diag(p.bone_inertia_kgm2[bone])
     # A surface or table form's patches follow the fixed part of P, once per group and joint (the four
-    # central-slip segments share theirs); a pair's ARM_FORM entry says where its patches start.
+    # central-slip segments share theirs); a pair's ARM_FORM entry says where its patches start. Forms on the
+    # same nodes share a grid number, and the kernels take those pairs grid by grid (ARM_ORDER), so a pose's
+    # cell is found once per grid, not once per moment arm.
     patches: list[np.ndarray] = []
     starts: dict[tuple[str, str], int] = {}
+    grids: dict[tuple, int] = {}
+    pair_grid = np.zeros(N_PAIRS)   # 0: the polynomial
     for s, seg in enumerate(SEGMENTS):
         group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
         if group is None:  # eq.-8 segments join two EM masses and cross no joint
@@ -123,10 +130,16 @@ def compile_model(p: FingerParams) -> np.ndarray:
             v.crosses[s, j] = 1.0
             form = p.moment_arm_forms.get((group, joint))
             if form is not None:
+                block = form.patches()
+                grid = grids.setdefault(block.grid_key(), len(grids) + 1)
                 if (group, joint) not in starts:
                     starts[group, joint] = P_SIZE + sum(b.size for b in patches)
-                    patches.append(form.patches().flat())
+                    patches.append(block.flat(grid))
                 P[ARM_FORM + 4 * s + j] = starts[group, joint]
+                pair_grid[_PAIRS.index((s, j))] = grid
+    with_form = [int(n) for n in np.argsort(pair_grid, kind="stable") if pair_grid[n] > 0]
+    P[ARM_ORDER] = len(with_form)
+    P[ARM_ORDER + 1:ARM_ORDER + 1 + len(with_form)] = with_form
     v.stiffness[:] = np.concatenate([p.input_stiffness_N_per_m, p.em_stiffness_N_per_m])
     v.joint_stiffness[:] = p.joint_stiffness_Nm_per_rad
     v.joint_damping[:] = p.joint_damping_Nms_per_rad

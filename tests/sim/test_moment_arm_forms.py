@@ -81,6 +81,29 @@ def test_a_2d_table_interpolates_smoothly_between_its_nodes(params):
     assert finger.moment_arms(beyond)[ED, 1] == pytest.approx(truth(node[0], np.radians(90.0)), abs=1e-15)
 
 
+def test_every_form_on_shared_and_own_grids_is_its_own_patches_value(params):
+    """The kernels find a pose's cell once per grid and evaluate every arm on it: with tables on one grid
+    (the MCP arms of three tendons), a table on a grid of its own, unequal steps (a search) and a surface
+    (no grid) in one model, each arm is what its own patches give, and the polynomial arms are untouched."""
+    from uartlab.sim.moment_arm_forms import tabulate
+
+    forms = {k: v for k, v in tabulate(params).items() if k[0] in ("FDP", "FDS", "ED") and k[1].startswith("MCP")}
+    forms["DI", "MCP_FE"] = mcp_table(lambda a, f: 1e-3 * (6.0 + np.cos(f) + a))
+    pip = np.radians([0.0, 7.0, 20.0, 45.0, 60.0, 100.0])   # unequal steps
+    forms["FDP", "PIP"] = ArmTable(("PIP",), (pip,), 1e-3 * (7.0 + np.sin(pip)), file="arms/fdp_pip.csv")
+    forms["LUM", "MCP_FE"] = ArmSurface(np.array(SURFACE_MM) * 1e-3)
+    finger, polynomial = Finger(params.replace(moment_arm_forms=forms)), Finger(params)
+    for q in poses(30, seed=3):
+        arms, plain = finger.moment_arms(q), polynomial.moment_arms(q)
+        for (group, joint), form in forms.items():
+            assert arms[SEGMENTS.index(group), JOINTS.index(joint)] == pytest.approx(form.patches()(q)[0],
+                                                                                     rel=1e-12), (group, joint)
+        for s, seg in enumerate(SEGMENTS):
+            for j, joint in enumerate(JOINTS):
+                if (seg, joint) not in forms and plain[s, j] != 0.0:
+                    assert arms[s, j] == plain[s, j], (seg, joint)
+
+
 def test_tables_sampled_from_the_defaults_simulate_the_defaults(params):
     """Every polynomial moment arm replaced by its own samples every 10 deg over the joint's range (the MCP
     arms on 2-D grids): the spline reproduces a quadratic and is within 0.1 um of a quadratic times
