@@ -105,13 +105,21 @@ def _module_rig():
     held[0].stop()
 
 
+def _restarted(rig: Rig) -> Rig:
+    rig.stop()
+    return _started_rig()
+
+
+# What a twin device late on a loaded machine says (drivers/mx64_bus.py, the stale-stream interlock)
+DEVICE_TIMING = r"watchdog|stale|no reply|time(d)? ?out"
+
+
 @pytest.fixture
 def rig(_module_rig):
     """The module's rig, brought up again after a test that left a device failed (as an operator reconnects):
     a servo bus whose watchdog tripped refuses goals until enabled, and would fail every later pre-flight."""
     if any(h.state == "failed" for h in _module_rig[0].health().values()):
-        _module_rig[0].stop()
-        _module_rig[0] = _started_rig()
+        _module_rig[0] = _restarted(_module_rig[0])
     return _module_rig[0]
 
 
@@ -157,10 +165,20 @@ def test_mocap_at_the_rig_finds_the_twins_mounting(rig):
         assert np.abs(np.asarray(m["local_mm"]) * 1e-3 - true_local[name]).max() < 1e-3   # tolerance: 1 mm
 
 
-def test_moment_arms_at_the_rig_come_near_the_twins(rig):
+def test_moment_arms_at_the_rig_come_near_the_twins(rig, _module_rig):
     # once round (the CLI: twice), each pull over 8 s of twin time (the CLI: 4 s): the joints stream's
     # arrival jitter is host time, so a fast twin needs slower pulls for the same alignment error
-    values, residuals, _, lines = rig_runs.run_moment_arms(rig, order=TENDONS, ramp_s=8.0)
+    for attempt in range(2):
+        try:
+            values, residuals, _, lines = rig_runs.run_moment_arms(rig, order=TENDONS, ramp_s=8.0)
+            break
+        except CalibrationError as exc:
+            # This test is about the sweep's accuracy; a twin's bus watchdog tripped by a host stalled on a
+            # loaded machine (which the procedure rightly stops on: tests/app/procedures/test_procedure_safety.py)
+            # gets one more try on a rig brought up again, as an operator would reconnect.
+            if attempt or not re.search(DEVICE_TIMING, str(exc)):
+                raise
+            rig = _module_rig[0] = _restarted(_module_rig[0])
     errors_mm = _truth_column(lines)
     assert set(values["moment_arms"]) == set(TENDONS)
     for t in TENDONS:
