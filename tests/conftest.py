@@ -154,6 +154,11 @@ def random_pose(params: FingerParams, rng: np.random.Generator, margin_rad: floa
     return rng.uniform(lo, hi)
 
 
+# What a twin device late on a loaded machine says (drivers/mx64_bus.py, the stale-stream interlock): a test of
+# something else may try again on a fresh rig when its run ended with this.
+DEVICE_TIMING = r"watchdog|stale|no reply|no \w+ data|time(d)? ?out"
+
+
 def wait_for(condition, timeout_s: float = 2.0, poll_s: float = 0.005) -> bool:
     """Poll ``condition`` until true or ``timeout_s``: for what a twin's or rig's thread does on its own clock
     (a loaded machine may run it late)."""

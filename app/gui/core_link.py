@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
+from uartlab.app.serve.runs import BUSY_STATES
 from uartlab.hub import Hub, Subscription
 from uartlab.processes import end_process
 from uartlab.schema import EVENTS
@@ -189,7 +190,7 @@ class CoreLink:
 
 def _run_going(status: dict | None) -> bool:
     run = (status or {}).get("run") or {}
-    return run.get("state") in ("starting", "running", "closing")
+    return run.get("state") in BUSY_STATES
 
 
 def core_answers(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:

@@ -84,6 +84,9 @@ class RunRequest:
         return request
 
 
+BUSY_STATES = ("starting", "running", "closing")   # a run owns the servos, its file or its live model
+
+
 class RunSlot:
     def __init__(self, rig, model_host=None):
         self.rig = rig
@@ -99,7 +102,7 @@ class RunSlot:
 
     @property
     def busy(self) -> bool:
-        return self.state in ("starting", "running", "closing")
+        return self.state in BUSY_STATES
 
     def submit(self, request: RunRequest, session=None, who: str = "") -> int:
         """Check the suite against this rig and start the run on a worker; returns the run's number."""

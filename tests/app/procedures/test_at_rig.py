@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DEVICE_TIMING
 from uartlab.app.cli.main import main
 from uartlab.app.procedures import at_rig as rig_runs
 from uartlab.app.rig.calibrations import RigCalibrations
@@ -108,10 +109,6 @@ def _module_rig():
 def _restarted(rig: Rig) -> Rig:
     rig.stop()
     return _started_rig()
-
-
-# What a twin device late on a loaded machine says (drivers/mx64_bus.py, the stale-stream interlock)
-DEVICE_TIMING = r"watchdog|stale|no reply|time(d)? ?out"
 
 
 @pytest.fixture

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import wait_for
+from conftest import DEVICE_TIMING, wait_for
 from test_core import patient_twin_rig
 from uartlab.app.record.params import recorded_model_params
 from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import ACTIVE_PHASES, LiveModel
 from uartlab.app.run.residuals import PHASES
 from uartlab.app.serve.client import CoreClient, NoCoreError
+from uartlab.app.serve.runs import BUSY_STATES
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
@@ -36,8 +37,6 @@ pytestmark = pytest.mark.slow
 SPEED = 2.0
 START_TIMEOUT_S = 180.0   # a first compile of the model's kernels takes about a minute; a loaded machine more
 RUN_TIMEOUT_S = 120.0
-# What a twin device late on a loaded machine says (drivers/mx64_bus.py, the stale-stream interlock)
-DEVICE_TIMING = r"watchdog|stale|no reply|no \w+ data|time(d)? ?out"
 
 
 def free_suite(pull_s: float, tendons=("FDP", "ED")) -> str:
@@ -156,7 +155,7 @@ def run_on_core(core: Core, suite_text: str, folder: Path, while_running=None) -
 def _run_once(base: str, suite_text: str, folder: Path, while_running) -> dict:
     with CoreClient(base, subscribe=False, timeout_s=10.0) as client:
         deadline = time.monotonic() + RUN_TIMEOUT_S
-        while client.status()["run"].get("state") in ("starting", "running", "closing"):   # an earlier test's
+        while client.status()["run"].get("state") in BUSY_STATES:   # an earlier test's run
             assert time.monotonic() < deadline, "the core's last run never ended"
             time.sleep(0.1)
         client.request("run", suite="model_process.toml", suite_text=suite_text, folder=str(folder),
