@@ -44,7 +44,7 @@ ATTACH_TIMEOUT_S = 10.0    # a core known to be there (its lock, its answer) but
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
 STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
 STATUS_TIMEOUT_S = 2.0     # a status the core has not answered by then is stale: the poller asks again
-STATUS_KEPT_S = 10.0       # the last answer still shown (with "does not answer") while a busy core is late
+STATUS_KEPT_S = 10.0       # the last answer still shown (marked "has not answered for N s") while a core is late
 VIEWER_QUEUE = 10_000      # hub items (~10 s of every stream at full rate): the GUI may stall that long unseen
 
 
