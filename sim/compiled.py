@@ -117,6 +117,7 @@ def compile_model(p: FingerParams) -> np.ndarray:
     patches: list[np.ndarray] = []
     starts: dict[tuple[str, str], int] = {}
     grids: dict[tuple, int] = {}
+    grid_of: dict[tuple[str, str], int] = {}
     pair_grid = np.zeros(N_PAIRS)   # 0: the polynomial
     for s, seg in enumerate(SEGMENTS):
         group = SEGMENT_MOMENT_ARM_GROUP.get(seg)
@@ -130,13 +131,13 @@ def compile_model(p: FingerParams) -> np.ndarray:
             v.crosses[s, j] = 1.0
             form = p.moment_arm_forms.get((group, joint))
             if form is not None:
-                block = form.patches()
-                grid = grids.setdefault(block.grid_key(), len(grids) + 1)
-                if (group, joint) not in starts:
+                if (group, joint) not in starts:   # patches made once: the central slip's four segments share
+                    block = form.patches()
+                    grid_of[group, joint] = grids.setdefault(block.grid_key(), len(grids) + 1)
                     starts[group, joint] = P_SIZE + sum(b.size for b in patches)
-                    patches.append(block.flat(grid))
+                    patches.append(block.flat(grid_of[group, joint]))
                 P[ARM_FORM + 4 * s + j] = starts[group, joint]
-                pair_grid[_PAIRS.index((s, j))] = grid
+                pair_grid[_PAIRS.index((s, j))] = grid_of[group, joint]
     with_form = [int(n) for n in np.argsort(pair_grid, kind="stable") if pair_grid[n] > 0]
     P[ARM_ORDER] = len(with_form)
     P[ARM_ORDER + 1:ARM_ORDER + 1 + len(with_form)] = with_form
