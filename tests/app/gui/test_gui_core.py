@@ -30,7 +30,7 @@ from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.panels.protocol import REPEATS_COLUMN, STATUS_COLUMN  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
-from uartlab.schema import EventKind  # noqa: E402
+from uartlab.schema import MODEL, EventKind  # noqa: E402
 
 SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
 MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
@@ -496,18 +496,18 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
     choose_one_trial(window, "surface_contact", row=0, record=False)   # contact/Hook/FDP+ED@45deg
     from uartlab.app.serve.client import CoreClient
 
-    with CoreClient(address, streams=["model"]) as c:    # every model record the core publishes during the run
-        model = c.hub.subscribe("test-model", {"model"}, maxsize=100_000)
+    with CoreClient(address, streams=[MODEL.stream]) as c:   # every model record the core publishes in the run
+        model = c.hub.subscribe("test-model", {MODEL.stream}, maxsize=100_000)
         window.protocol_panel.buttons["start"].click()
         qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=30000)
         qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER, timeout=90000)
         assert window.ops.phase is Phase.DONE, window.ops.run_status.fault_reason
         qtbot.wait(500)                                  # the last records on their way
-        records = [r for r in model.drain() if getattr(r, "stream", None) == "model"]
+        records = [r for r in model.drain() if getattr(r, "stream", None) == MODEL.stream]
         model.close()
-    measured = np.concatenate([r.data["measured_fingertip_force_N"] for r in records])
-    predicted = np.concatenate([r.data["fingertip_force_N"] for r in records])
-    ticks = np.concatenate([r.data["ticks_merged"] for r in records])
+    measured = np.concatenate([r.data[MODEL.measured_fingertip_force_N] for r in records])
+    predicted = np.concatenate([r.data[MODEL.fingertip_force_N] for r in records])
+    ticks = np.concatenate([r.data[MODEL.ticks_merged] for r in records])
     pressing = np.linalg.norm(measured, axis=1) > 0.2
     # The finger pressed on the surface for a while: over 50 control ticks, which a model behind on a loaded
     # machine covers in fewer samples (merged ticks), but still enough to take a median over.

@@ -28,7 +28,7 @@ from uartlab.app.serve.runs import BUSY_STATES
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
-from uartlab.schema import MODEL_STREAM, RUNNER_STREAM, runner_spec
+from uartlab.schema import MODEL, MODEL_STREAM, RUNNER, RUNNER_STREAM, runner_spec
 from uartlab.sim import Finger
 from uartlab.streams import Record
 
@@ -204,15 +204,16 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
         # Every tick of the trial, one by one or merged when behind (the loop itself ticks slower on a machine
         # this loaded: what is asked is that the model has every tick the loop made, not 100 per second).
         # Counted over all the phases the model follows: ticks merged across a phase's end land in the next.
-        ticks = int((np.isin(runner.data["phase"], followed_phases) & (runner.data["trial_index"] == index)).sum())
-        followed = np.isin(theirs["phase"], followed_phases) & (theirs["trial_index"] == index)
-        assert ticks > 10 and theirs["ticks_merged"][followed].sum() >= 0.9 * ticks, (index, ticks)
-        trial = np.isin(theirs["phase"], scored_phases) & (theirs["trial_index"] == index)
+        ticks = int((np.isin(runner.data[RUNNER.phase], followed_phases)
+                     & (runner.data[RUNNER.trial_index] == index)).sum())
+        followed = np.isin(theirs[MODEL.phase], followed_phases) & (theirs[MODEL.trial_index] == index)
+        assert ticks > 10 and theirs[MODEL.ticks_merged][followed].sum() >= 0.9 * ticks, (index, ticks)
+        trial = np.isin(theirs[MODEL.phase], scored_phases) & (theirs[MODEL.trial_index] == index)
         # Tick for tick the in-process model's predictions, exactly, until the process had to catch up by
         # merging ticks (one step over several ticks' mean excursion rate: it lands on the measured excursion,
         # the path between differs); after that, close.
-        rows = np.flatnonzero(theirs["trial_index"][a] == index)
-        merged = np.flatnonzero(theirs["ticks_merged"][a[rows]] > 1)
+        rows = np.flatnonzero(theirs[MODEL.trial_index][a] == index)
+        merged = np.flatnonzero(theirs[MODEL.ticks_merged][a[rows]] > 1)
         exact = rows[: merged[0]] if len(merged) else rows   # the first sample, the start, is never merged
         exact_samples += len(exact)
         for name in ("joint_angles_rad", "tendon_force_N", "residual_joint_angles_rad"):
