@@ -26,7 +26,8 @@ line of its stdin. It
 Nothing it does reaches the control loop: the core publishes the runner stream through a bounded PUB socket
 (a slow model loses ticks there, and merges over them), and the ingest is a socket the core drains on its own
 thread, and the process runs at a lower priority (nice 10) than the core and its other clients, from its
-start: the model is the one to fall behind, and its warm-up never takes the core's devices' CPU.
+start: the model is the one to fall behind, and its warm-up never takes the core's devices' CPU. (Where the
+OS schedules by session, the model's session competes as a whole: app/run/realtime.py, "Sessions".)
 Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
 """
 
@@ -69,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # From the start: the core's device threads run all the time (a twin's bus answers on deadlines), and
     # the model's import and warm-up must not take their CPU on a busy machine. A run waits for it instead.
-    with contextlib.suppress(OSError):   # where the OS refuses, it runs at the core's priority
-        os.nice(NICENESS)
+    # Absolute, not os.nice's increment: the core runs raised (nice -10 where allowed), and its child would
+    # otherwise land at nice 0, level with the operator's window and ordinary load.
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
     try:
         return run(args.core, args.job)
     except UartlabError as exc:

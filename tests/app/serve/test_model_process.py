@@ -269,3 +269,26 @@ def test_the_core_stopping_ends_the_model_process_waiting_for_a_run(core):
     waiting = model_processes(core.pid)[0]
     core.stop()
     assert wait_for(lambda: gone(waiting), timeout_s=15.0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_the_model_runs_behind_a_raised_core_at_its_own_nice():
+    """The core runs its threads raised (nice -10 where allowed); the model it starts still lands at nice 10,
+    not 10 steps above the core's (which would put it level with the window and ordinary load)."""
+    from uartlab.app.run.realtime import NICE_RAISE
+    from uartlab.app.serve.model_process import NICENESS
+
+    raised = subprocess.run(["nice", "-n", str(NICE_RAISE), "true"], capture_output=True).returncode == 0
+    prefix = ["nice", "-n", str(NICE_RAISE)] if raised else []
+    model = subprocess.Popen([*prefix, sys.executable, "-m", "uartlab.app.serve.model_process",
+                              "--core", "ipc:///nonexistent/uartlab-core"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while os.getpriority(os.PRIO_PROCESS, model.pid) != NICENESS:   # set first thing in main()
+            assert model.poll() is None, model.stderr.read()
+            assert time.monotonic() < deadline, f"the model at nice {os.getpriority(os.PRIO_PROCESS, model.pid)}"
+            time.sleep(0.05)
+    finally:
+        model.stdin.close()   # no job: it ends at once
+        assert model.wait(timeout=30) == 0, model.stderr.read()
