@@ -153,15 +153,20 @@ def moment_arms_into(P: np.ndarray, q: np.ndarray, arms: np.ndarray) -> None:
         if P[ARM_COS_FE + 4 * s + j] != 0.0:
             r *= cos_fe
         arms[s, j] = r
-    grid, iu, du, iv, dv = 0.0, 0, 0.0, 0, 0.0
-    for n in range(int(P[ARM_ORDER])):   # the surfaces and tables, grid by grid: each grid's cell found once
+    # The surfaces and tables, grid by grid and block by block: each grid's cell found once, each block's
+    # value made once (the central slip's four segments share theirs).
+    grid, block, r, iu, du, iv, dv = 0.0, -1, 0.0, 0, 0.0, 0, 0.0
+    for n in range(int(P[ARM_ORDER])):
         p = int(P[ARM_ORDER + 1 + n])
         s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
-        block = int(P[ARM_FORM + 4 * s + j])
-        if P[block + 5] != grid:
-            grid = P[block + 5]
-            iu, du, iv, dv = patch_cell(P, block, q)
-        arms[s, j] = patch_value(P, block, iu, du, iv, dv)
+        at = int(P[ARM_FORM + 4 * s + j])
+        if at != block:
+            block = at
+            if P[at + 5] != grid:
+                grid = P[at + 5]
+                iu, du, iv, dv = patch_cell(P, at, q)
+            r = patch_value(P, at, iu, du, iv, dv)
+        arms[s, j] = r
 
 
 @inline_kernel

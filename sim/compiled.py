@@ -52,7 +52,7 @@ PAIR_JOINT = np.array([j for _, j in _PAIRS], dtype=np.int64)
 N_PAIRS = len(_PAIRS)
 
 ARM_ORDER = ARM_FORM + N_SEGMENTS * 4      # (1 + N_PAIRS,) how many pairs have a surface or table form, then
-#                                            those pairs grid by grid, the order the kernels take them in
+#                                            those pairs by grid and block, the order the kernels take them in
 P_SIZE = ARM_ORDER + 1 + N_PAIRS           # the patches of surface and table forms follow (moment_arm_forms.py)
 
 # ---- surface array S -----------------------------------------------------------------------------
@@ -138,7 +138,8 @@ def compile_model(p: FingerParams) -> np.ndarray:
                     patches.append(block.flat(grid_of[group, joint]))
                 P[ARM_FORM + 4 * s + j] = starts[group, joint]
                 pair_grid[_PAIRS.index((s, j))] = grid_of[group, joint]
-    with_form = [int(n) for n in np.argsort(pair_grid, kind="stable") if pair_grid[n] > 0]
+    pair_block = P[ARM_FORM + 4 * PAIR_SEGMENT + PAIR_JOINT]
+    with_form = [int(n) for n in np.lexsort((pair_block, pair_grid)) if pair_grid[n] > 0]
     P[ARM_ORDER] = len(with_form)
     P[ARM_ORDER + 1:ARM_ORDER + 1 + len(with_form)] = with_form
     v.stiffness[:] = np.concatenate([p.input_stiffness_N_per_m, p.em_stiffness_N_per_m])
