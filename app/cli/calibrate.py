@@ -221,14 +221,15 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
     from uartlab.app.cli import progress
     from uartlab.app.cli.run import rig_config
     from uartlab.app.procedures import at_rig as rig_runs
+    from uartlab.app.rig.config import TWIN_RIG
     from uartlab.app.rig.rig import Rig
     from uartlab.sim.names import TENDONS, tendon_index
 
     proc = args.procedure
     if proc == "model":
         raise ValueError("calibrate model fits recorded trials by simulation; it has no --rig form")
-    config = rig_config(None if args.rig == "twin" else Path(args.rig), args.speed)
-    if args.rig == "twin":
+    config = rig_config(Path(args.rig), args.speed)
+    if args.rig == TWIN_RIG:
         given = getattr(args, "perturbation", None)  # the twin plant's default (0.1) is not the twin rig's
         perturbation = given if given is not None else config.twin.perturbation
         config = replace(config, twin=replace(config.twin, seed=args.seed, perturbation=perturbation))

@@ -14,7 +14,7 @@ from uartlab.app.cli.types import positive_float
 
 def add_parser(sub) -> None:
     p = sub.add_parser("record", help="record every stream of the rig (the twin unless --rig says otherwise)")
-    p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    p.add_argument("--rig", type=Path, help="rig.toml, or twin (the default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
     p.add_argument("--seconds", type=positive_float, help="stop after this long (default: until Ctrl-C)")
     p.add_argument("--operator", default="", help="who runs the session")

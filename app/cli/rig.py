@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
     rig = sub.add_parser("rig", help="the rig core: devices, control loop, interlocks and recorder in one process")
     rig_sub = rig.add_subparsers(dest="rig_command", metavar="ACTION", required=True)
     serve = rig_sub.add_parser("serve", help="run the rig core headless until Ctrl-C; clients attach to it")
-    serve.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    serve.add_argument("--rig", type=Path, help="rig.toml, or twin (the default: the shipped twin rig)")
     serve.add_argument("--core", metavar="ADDR", help=CORE_HELP)
     serve.add_argument("--keys", type=Path, metavar="DIR",
                        help="CurveZMQ keys: DIR/server.key_secret, DIR/operators/*.key, DIR/viewers/*.key "

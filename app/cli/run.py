@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rig", type=Path, help="rig.toml (default: the shipped twin rig)")
+    p.add_argument("--rig", type=Path, help="rig.toml, or twin (the default: the shipped twin rig)")
     p.add_argument("--out", type=Path, help="folder for the session file (default: the config's recording folder)")
     p.add_argument("--repeats", type=positive_int, help="run each trial this many times instead of the suite's repeats")
     p.add_argument("--trial", nargs="+", action="extend", dest="trials", metavar="NAME",

@@ -69,10 +69,12 @@ def main(args: argparse.Namespace) -> int:
 
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     check()  # before the QApplication: Qt aborts the process when its platform plugin cannot load
+    from uartlab.app.rig.config import TWIN_RIG
+
     rig = None if args.rig is None else Path(args.rig)
     replay = None if args.replay is None else Path(args.replay)
-    for path in (rig, replay):
-        if path is not None and str(path) != "twin" and not path.exists():
+    for path in (None if str(rig) == TWIN_RIG else rig, replay):
+        if path is not None and not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
     from uartlab.app.run.realtime import raise_window_priority
 
@@ -84,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
     window.resize(1600, 1000)
     window.show()
     if rig is not None or args.core is not None:   # attach at start: to the core named, or one on this rig
-        config = "" if rig is None or str(rig) == "twin" else str(rig.resolve())
+        config = "" if rig is None or str(rig) == TWIN_RIG else str(rig.resolve())
         if rig is not None:
             window.rig_panel.config_edit.setText(config)
         window.ops.connect_rig(config if rig is not None else window.rig_panel.config_edit.text().strip())

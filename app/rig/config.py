@@ -33,6 +33,7 @@ from uartlab.sim.toml_lines import line_of_key, not_toml
 FROM_TWIN = "from_twin"       # calibration taken from the twin's own constants (twin backends only)
 MAX_DXL_ID = 252              # 253 is reserved, 254 is broadcast (Dynamixel Protocol 2.0)
 DEFAULT_FILE = "twin_rig.toml"
+TWIN_RIG = "twin"             # what every --rig takes for the shipped twin rig (no file of that name is read)
 
 
 @dataclass(frozen=True)
@@ -445,6 +446,9 @@ def parse_rig_config(text: str, name: str = "rig.toml", base: Path | None = None
 
 
 def load_rig_config(path: str | Path) -> RigConfig:
+    """The rig file at ``path``; TWIN_RIG: the shipped twin rig."""
+    if str(path) == TWIN_RIG:
+        return default_rig_config()
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

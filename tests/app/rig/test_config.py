@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from importlib import resources
 
 import pytest
-from uartlab.app.rig.config import default_rig_config, load_rig_config
+from uartlab.app.rig.config import TWIN_RIG, default_rig_config, load_rig_config
 from uartlab.drivers.interfaces import ConfigError
 
 DEFAULT = (resources.files("uartlab.app") / "data" / "twin_rig.toml").read_text(encoding="utf-8")
@@ -18,6 +20,16 @@ def test_the_default_config_is_all_twin_and_loads():
     assert cfg.actuators.ids == (1, 2, 3, 4, 5, 6) and cfg.actuators.protocol == 2.0
     assert cfg.daq.rate_hz == 1000.0 and cfg.sea.calibrations is None and cfg.nano17.calibration_file is None
     assert [g.spool_radius_m for g in cfg.actuators.seas] == [0.020] * 6
+
+
+def test_every_rig_option_takes_twin_for_the_shipped_twin_rig(tmp_path):
+    """`uartlab gui --rig twin` and `uartlab calibrate ... --rig twin` name the twin rig so; `uartlab run`,
+    `record` and `rig serve` take the same word (it once read a file called "twin" and failed)."""
+    assert load_rig_config(TWIN_RIG) == default_rig_config()
+    run = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "run", "free_motion", "--rig", TWIN_RIG,
+                          "--trial", "free/FDP", "--dry-run"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "the suite is safe to run" in run.stdout
 
 
 def test_per_tendon_geometry_calibrations_and_a_relative_cal_file(tmp_path):
