@@ -23,6 +23,9 @@ from uartlab.app.rig.config import RigConfig, default_rig_config
 from uartlab.drivers.interfaces import Actuators, ActuatorSample, AnalogBlock, AnalogInput, DeviceError, Mocap
 from uartlab.sim.names import TENDONS
 
+# The twins serve on this process's threads against the drivers' deadlines: with the rig tests (conftest).
+pytestmark = pytest.mark.realtime
+
 # The driver's floor under the reply timeout: on a loaded machine the twin's serving thread can be late.
 PACKET_TIMEOUT_MS = 300.0
 ED = TENDONS.index("ED")

@@ -72,9 +72,18 @@ def test_the_first_view_is_the_files_first_window_and_the_cursor_stands_at_its_e
         said = [(e.host_time_s - t0, _log_line_for(e)) for e in f.events() if e.host_time_s < t0 + window_s - 0.05]
     said = [(t, line) for t, line in said if line is not None]
     assert any(line.startswith(f"{EventKind.PHASE} [runner] ACTUATE") for _, line in said), said
-    log = window.log.toPlainText().splitlines()
-    for t, line in said:
-        assert any(f"(replay, t = {t:.2f} s) {line}" in logged for logged in log), (t, line)
+    expected = [f"(replay, t = {t:.2f} s) {line}" for t, line in said]
+
+    def missing() -> list[str]:
+        log = window.log.toPlainText().splitlines()
+        return [e for e in expected if not any(e in logged for logged in log)]
+
+    # The replay hands over a window's events after its records: on a busy machine they may still be on
+    # their way when the data has arrived.
+    try:
+        qtbot.waitUntil(lambda: not missing(), timeout=5000)
+    except qtbot.TimeoutError:
+        pytest.fail(f"not in the log: {missing()}")
     assert window.errors == []
 
 
