@@ -19,6 +19,9 @@ from uartlab.drivers.sea import SeaGeometry
 from uartlab.drivers.twins.dxl_bus import DxlBusTwin
 from uartlab.drivers.twins.plant import Plant, PlantConfig, SeaConfig
 
+# The twin serves on this process's thread against the driver's deadlines: with the rig tests (conftest).
+pytestmark = pytest.mark.realtime
+
 IDS = (1, 2, 3, 4, 5, 6)
 TIMEOUT_MS = 300.0
 SPOOL_M = 0.020

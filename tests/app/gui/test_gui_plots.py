@@ -129,8 +129,9 @@ def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window
     qtbot.waitUntil(lambda: marker_labels(window) == first_view, timeout=5000)
     window.ops.play()
     qtbot.waitUntil(lambda: not window.replay_panel.playing, timeout=60000)
-    window.on_frame()
-    labels = marker_labels(window)
-    assert "free/FDP" in labels and "E-stop" in labels, labels
+    try:   # the end's records and events may still be on their way to the window on a busy machine
+        qtbot.waitUntil(lambda: {"free/FDP", "E-stop"} <= set(marker_labels(window)), timeout=10000)
+    except qtbot.TimeoutError:
+        pytest.fail(f"markers at the replay's end: {marker_labels(window)}; GUI queue drops {window.sub.dropped}")
     check_what_the_plots_show(window)
     assert window.errors == []
