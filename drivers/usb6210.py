@@ -53,6 +53,9 @@ RANGE_V = 10.0                    # gauges: the ATI box outputs +-10 V; pots: th
                                   # the +-5 V range's 5 % headroom, so +-10 V for them too
 OVERFLOW_CODES = (-200279, -200361)   # PC buffer overwritten; on-board FIFO overflow (both: restart)
 TIMEOUT_CODE = -200284
+# A read's wait beyond its block: longer than the stale limits rigs run with (0.25 s, a twin rig's 1 s), so a
+# stalled stream trips the interlock first, and this timeout is the backstop for a server that is gone.
+READ_SLACK_S = 2.0
 POT_NAME, REFERENCE_NAME, GAUGE_NAME = "pot{}", "pot_ref", "gauge{}"  # virtual channel names in blocks
 
 
@@ -258,7 +261,7 @@ class Usb6210:
 
     def _run(self) -> None:
         n, n_chan = self.block_samples, len(self.channel_names)
-        timeout_s = n / self.rate_hz + 1.0  # a block's worth plus slack for USB / the RPC
+        timeout_s = n / self.rate_hz + READ_SLACK_S
         next_index, gap = 0, 0
         reader, task = self._reader, self._task   # set by _open() before start() starts this thread
         if reader is None or task is None:
