@@ -72,8 +72,9 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.app.rig.config import TWIN_RIG
 
     rig = None if args.rig is None else Path(args.rig)
+    rig_file = None if str(rig) == TWIN_RIG else rig   # the twin rig has no file
     replay = None if args.replay is None else Path(args.replay)
-    for path in (None if str(rig) == TWIN_RIG else rig, replay):
+    for path in (rig_file, replay):
         if path is not None and not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
     from uartlab.app.run.realtime import raise_window_priority
@@ -86,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
     window.resize(1600, 1000)
     window.show()
     if rig is not None or args.core is not None:   # attach at start: to the core named, or one on this rig
-        config = "" if rig is None or str(rig) == TWIN_RIG else str(rig.resolve())
+        config = "" if rig_file is None else str(rig_file.resolve())
         if rig is not None:
             window.rig_panel.config_edit.setText(config)
         window.ops.connect_rig(config if rig is not None else window.rig_panel.config_edit.text().strip())

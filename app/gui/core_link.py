@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
-from uartlab.app.serve.runs import BUSY_STATES
+from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub, Subscription
 from uartlab.processes import end_process
 from uartlab.schema import EVENTS
@@ -170,7 +170,7 @@ class CoreLink:
         """Detach. ``shutdown`` (default: only a core this window started) asks the core to exit once its run
         is over: a trial still going completes and its file is closed, whoever let go of the core."""
         shutdown = self.started_here if shutdown is None else shutdown
-        run_going = _run_going(self._latest)
+        run_going = run_busy(self._latest)
         self._stop.set()
         self._poller.join()            # within one status request (STATUS_TIMEOUT_S)
         self.estop_line.close()
@@ -186,11 +186,6 @@ class CoreLink:
             self.client.close()
             if self.process is not None and shutdown and not run_going:   # else it exits after its run
                 end_process(self.process, STOP_TIMEOUT_S, wait_first_s=SHUTDOWN_TIMEOUT_S)
-
-
-def _run_going(status: dict | None) -> bool:
-    run = (status or {}).get("run") or {}
-    return run.get("state") in BUSY_STATES
 
 
 def core_answers(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:

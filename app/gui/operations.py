@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from uartlab.app.gui.wording import drops_sentence, steady_sentence
 from uartlab.app.record.logs import event_level
-from uartlab.app.serve.runs import BUSY_STATES
+from uartlab.app.serve.runs import run_busy
 from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
 from uartlab.streams import Event, EventKind
 
@@ -115,7 +115,7 @@ class Operations:
     @property
     def run_busy(self) -> bool:
         """The core's run is starting, running or closing (its file, the live model): the servos are its."""
-        return ((self.status or {}).get("run") or {}).get("state") in BUSY_STATES
+        return run_busy(self.status)
 
     @property
     def phase(self) -> Phase | None:

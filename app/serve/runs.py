@@ -87,6 +87,11 @@ class RunRequest:
 BUSY_STATES = ("starting", "running", "closing")   # a run owns the servos, its file or its live model
 
 
+def run_busy(status: dict | None) -> bool:
+    """Whether a core's answer to ``status`` says its run owns the rig (BUSY_STATES)."""
+    return ((status or {}).get("run") or {}).get("state") in BUSY_STATES
+
+
 class RunSlot:
     def __init__(self, rig, model_host=None):
         self.rig = rig

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from uartlab.app.gui.file_chooser import choose
+from uartlab.app.rig.config import TWIN_RIG
 from uartlab.sim.names import ARM_FORMS
 
 # (command-line name, what the operator sees)
@@ -128,14 +129,14 @@ class CalibrationPanel(QWidget):
             if sessions:
                 args += ["--session", *sessions]
         elif self.where.currentData() == "twin":
-            args += ["--rig", "twin"]
+            args += ["--rig", TWIN_RIG]
         elif self.where.currentData() == "rig":
             config, connected = self.rig_source()
             if connected:
                 self.error.emit(f"calibrate {name}", "disconnect the rig first (Rig tab): the procedure opens "
                                                      "the devices itself")
                 return
-            args += ["--rig", config or "twin"]
+            args += ["--rig", config or TWIN_RIG]
         if name == "moment-arms":
             args += ["--form", self.form.currentData()]
         if dry_run:

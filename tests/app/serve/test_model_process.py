@@ -24,7 +24,7 @@ from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import ACTIVE_PHASES, LiveModel
 from uartlab.app.run.residuals import PHASES
 from uartlab.app.serve.client import CoreClient, NoCoreError
-from uartlab.app.serve.runs import BUSY_STATES
+from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
@@ -155,7 +155,7 @@ def run_on_core(core: Core, suite_text: str, folder: Path, while_running=None) -
 def _run_once(base: str, suite_text: str, folder: Path, while_running) -> dict:
     with CoreClient(base, subscribe=False, timeout_s=10.0) as client:
         deadline = time.monotonic() + RUN_TIMEOUT_S
-        while client.status()["run"].get("state") in BUSY_STATES:   # an earlier test's run
+        while run_busy(client.status()):   # an earlier test's run
             assert time.monotonic() < deadline, "the core's last run never ended"
             time.sleep(0.1)
         client.request("run", suite="model_process.toml", suite_text=suite_text, folder=str(folder),
