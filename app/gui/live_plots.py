@@ -5,9 +5,10 @@ declares (the rig's, the runner's and the live model's stream specs); tests/app/
 holds them to it.
 
 Everything drawn comes from ``LiveData`` rings; ``refresh()`` (called by the window's frame timer) only
-hands views of them to ``setData``. The x axis is "seconds before the newest sample" so live data and a
-replay look the same, and the axis never has to be re-ranged. Each plot's legend is a row of its own above
-it, never on the curves; markers for the tare, trial starts and trips scroll with the data
+hands views of them to the curves (app/gui/live_curves.py: one item per ring). The x axis is "seconds
+before the newest sample" so live data and a replay look the same, and the axis never has to be
+re-ranged. Each plot's legend is a row of its own above it, never on the curves; markers for the tare,
+trial starts and trips scroll with the data
 (app/gui/event_markers.py). Colours: app/palette.py, the same in the report's figures.
 """
 
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from uartlab.app.gui.buffers import Channel, LiveData
 from uartlab.app.gui.event_markers import Markers, PlotMarkers
+from uartlab.app.gui.live_curves import CurveRow, CurveSet
 from uartlab.app.palette import NEUTRAL, colour
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL, RUNNER
 from uartlab.sim.names import JOINTS, TENDONS
@@ -31,7 +33,6 @@ GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
 GRID_HALF_HEIGHT = 1e6    # the grid lines' reach in y: beyond any plotted value (N, deg, mm)
 TIME_LABEL = "time [s] (0 = newest sample)"
 LEGEND_COLUMNS = 4
-BOUNDS_PAD = 0.01         # a live curve's bounding box beyond its data, as a share of the data's extent
 RESIDUAL = "measured − model"   # the sign of the live model's residual fields (core/schema.py MODEL)
 
 
@@ -103,22 +104,24 @@ def pen(name: str, dashed: bool = False, width: float = 1.0) -> pg.QtGui.QPen:
 class _Plot:
     """One PlotItem: measured curves, model curves, and a residual PlotItem below it (hidden until asked).
 
-    Speed (the frame budget is 16 ms for everything): curves are bare PlotCurveItems, and the y range is
-    set here with hysteresis instead of pyqtgraph's per-frame auto-range: a range that changes every
-    frame re-lays-out and redraws the axes' text each frame, which costs more than the curves.
+    Speed (the frame budget is 16 ms for everything): a ring's curves are one item (live_curves), and the
+    y range is set here with hysteresis instead of pyqtgraph's per-frame auto-range: a range that changes
+    every frame re-lays-out and redraws the axes' text each frame, which costs more than the curves.
     """
 
     def __init__(self, spec: PlotSpec, item: pg.PlotItem, residual: pg.PlotItem | None, legend: pg.LegendItem,
                  window_s: float):
         self.spec, self.item, self.residual, self.legend = spec, item, residual, legend
         item.setTitle(spec.title)
-        self.measured = [self._curve(item, pen(n)) for n in spec.names]
+        self.curve_sets = {"measured": self._curves(item, [pen(n) for n in spec.names])}
+        if spec.model:
+            self.curve_sets["model"] = self._curves(item, [pen(n, dashed=True) for n in spec.names])
+        if residual is not None:
+            self.curve_sets["residual"] = self._curves(residual, [pen(n) for n in spec.names])
         for curve, name in zip(self.measured, spec.legend or spec.names, strict=True):
             legend.addItem(curve, name)
-        self.model = [self._curve(item, pen(n, dashed=True)) for n in spec.names] if spec.model else []
         if spec.model:   # what dashed means here, in a neutral colour
             legend.addItem(pg.PlotDataItem(pen=pen("", dashed=True)), spec.model_name)
-        self.res = [self._curve(residual, pen(n)) for n in spec.names] if residual is not None else []
         self.ranges: dict[int, tuple[float, float]] = {}
         waiting = ("shown during a trial (with the live model)" if spec.measured.stream == MODEL.stream
                    else "no data from this source yet")
@@ -153,10 +156,26 @@ class _Plot:
             residual.setXLink(item)
 
     @staticmethod
-    def _curve(plot: pg.PlotItem, p) -> LiveCurve:
-        curve = LiveCurve(pen=p, connect="finite", skipFiniteCheck=True)
-        plot.addItem(curve)
-        return curve
+    def _curves(plot: pg.PlotItem, pens: list) -> CurveSet:
+        curves = CurveSet(pens)
+        plot.addItem(curves, ignoreBounds=True)   # the plot's ranges are set here, not found from the data
+        return curves
+
+    def _rows(self, kind: str) -> list[CurveRow]:
+        curves = self.curve_sets.get(kind)
+        return curves.rows if curves is not None else []
+
+    @property
+    def measured(self) -> list[CurveRow]:
+        return self._rows("measured")
+
+    @property
+    def model(self) -> list[CurveRow]:
+        return self._rows("model")
+
+    @property
+    def res(self) -> list[CurveRow]:
+        return self._rows("residual")
 
     def _fit(self, plot: pg.PlotItem, lo: float, hi: float) -> None:
         """Widen at once when data leaves the range; shrink only when it uses less than a third of it."""
@@ -179,17 +198,18 @@ class _Plot:
         meas = data.get(s.measured.stream, s.measured.field)
         self.waiting.setVisible(meas is None)
         if meas is not None and meas.n:
-            n, (m_lo, m_hi) = _draw(self.measured, meas, now_s, s.scale)
+            n, (m_lo, m_hi) = _draw(self.curve_sets["measured"], meas, now_s, s.scale)
             points += n
             lo, hi = min(lo, m_lo), max(hi, m_hi)
         model = data.get(s.model.stream, s.model.field) if s.model else None
         if model is not None and model.n:
-            n, (m_lo, m_hi) = _draw(self.model, model, now_s, s.scale)
+            n, (m_lo, m_hi) = _draw(self.curve_sets["model"], model, now_s, s.scale)
             points += n
             lo, hi = min(lo, m_lo), max(hi, m_hi)
-        res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual and self.res else None
+        res_curves = self.curve_sets.get("residual")
+        res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual and res_curves else None
         if res is not None and res.n:
-            n, r_range = _draw(self.res, res, now_s, s.scale)
+            n, r_range = _draw(res_curves, res, now_s, s.scale)
             points += n
             self._fit(self.residual, *r_range)
         self._fit(self.item, lo, hi)
@@ -202,8 +222,8 @@ class _Plot:
                 m.draw(shown, now_s, window_s)
 
     def clear(self) -> None:
-        for c in self.measured + self.model + self.res:
-            c.setData([], [])
+        for curves in self.curve_sets.values():
+            curves.clear()
         for m in self.markers:
             m.clear()
         self.ranges.clear()
@@ -218,35 +238,7 @@ class _Plot:
         return f"<b>{self.spec.key}</b>: {vals} {self.spec.unit}"
 
 
-class LiveCurve(pg.PlotCurveItem):
-    """A curve whose extent the plot tells it with its data: pyqtgraph would otherwise find each curve's
-    bounds every frame (a NaN-aware min and max over x and y per curve, and the pixel size for the pen's
-    margin) although the plots never auto-range; that was a seventh of a live frame's CPU."""
-
-    _known_bounds: tuple[float, float, float, float] | None = None   # None: pyqtgraph finds them
-
-    def set_live_data(self, x: np.ndarray, y: np.ndarray, bounds: tuple[float, float, float, float] | None) -> None:
-        """``bounds``: (x min, x max, y min, y max) that hold every point (those of all a plot's curves will
-        do); None: unknown (no finite value), pyqtgraph finds them."""
-        self._known_bounds = bounds
-        self.setData(x, y)
-
-    def dataBounds(self, ax, frac=1.0, orthoRange=None):
-        known = self._known_bounds
-        if known is None or frac < 1.0 or orthoRange is not None:
-            return super().dataBounds(ax, frac, orthoRange)
-        return known[2 * ax], known[2 * ax + 1]
-
-    def boundingRect(self):
-        known = self._known_bounds
-        if known is None:
-            return super().boundingRect()
-        x0, x1, y0, y1 = known
-        pad_x, pad_y = BOUNDS_PAD * (x1 - x0), BOUNDS_PAD * (y1 - y0)   # for the pen's width: no pixel sizes
-        return QRectF(x0 - pad_x, y0 - pad_y, x1 - x0 + 2 * pad_x, y1 - y0 + 2 * pad_y)
-
-
-def _draw(curves: list[LiveCurve], ring, now_s: float, scale: float) -> tuple[int, tuple[float, float]]:
+def _draw(curves: CurveSet, ring, now_s: float, scale: float) -> tuple[int, tuple[float, float]]:
     """One ring's newest view onto its curves (one per row), seconds before ``now_s``, scaled to the plot's
     unit; returns the points handed over and the range of their finite values (inf, -inf: none)."""
     t, y = ring.view()
@@ -254,9 +246,8 @@ def _draw(curves: list[LiveCurve], ring, now_s: float, scale: float) -> tuple[in
     ys = y * scale
     lo, hi = _finite_range(ys, np.inf, -np.inf)
     bounds = (float(x[0]), float(x[-1]), lo, hi) if x.size and math.isfinite(lo) else None
-    for i, curve in enumerate(curves[: ys.shape[0]]):
-        curve.set_live_data(x, ys[i], bounds)
-    return x.size * len(curves), (lo, hi)
+    curves.set_data(x, ys, bounds)
+    return x.size * min(len(curves.rows), ys.shape[0]), (lo, hi)
 
 
 def _finite_range(y: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
@@ -319,8 +310,7 @@ class LivePlots(QWidget):
                 p.residual.setMinimumHeight(110 if on else 0)
                 p.residual.setMaximumHeight(130 if on else 0)
                 if not on:
-                    for c in p.res:
-                        c.setData([], [])
+                    p.curve_sets["residual"].clear()
 
     def add_event(self, e: Event) -> None:
         """An Event from the hub (live) or the file (replay): a marker if it is a tare, trial start or trip."""
