@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from uartlab.app.palette import PLOT_BACKGROUND, PLOT_FOREGROUND
+
 
 def qt_app():
     """The QApplication (one per process), with pyqtgraph on PySide6."""
@@ -25,7 +27,7 @@ def qt_app():
 
         raise explain_import_error(exc) from exc
 
-    pg.setConfigOptions(antialias=False, background="#101418", foreground="#d0d4d8")
+    pg.setConfigOptions(antialias=False, background=PLOT_BACKGROUND, foreground=PLOT_FOREGROUND)
     if QApplication.instance() is None:
         _quiet_offscreen_size_hints()
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -21,6 +21,7 @@ from pathlib import Path
 GOAL_FPS = 30.0           # issue goal on the 2-core lab PC: a live view, not a slideshow
 ATTACH_TIMEOUT_S = 90.0   # the twin rig's start in the core (2-10 s; more on a loaded machine)
 ACTIVE_TIMEOUT_S = 60.0   # pre-flight, tare and pretension before the first pull
+PHASE_SAMPLE_MS = 20      # how often the run's phase is looked at while measuring (for the report only)
 
 
 def _wait(app, until, timeout_s: float, what: str) -> None:
@@ -34,6 +35,7 @@ def _wait(app, until, timeout_s: float, what: str) -> None:
 
 def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> dict:
     """Attach, start the trial, count frames while it moves; the run's phases seen on the way."""
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
     from uartlab.app.gui.bench import PaintCounter
     from uartlab.protocols.runner import RUN_OVER, Phase
 
@@ -62,13 +64,26 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
     phases: list[str] = []
     frames0, paints0, drops0 = window.frames, counter.count, _drops(window)
     messages0 = dict(ops.core.hub.published)
-    t0, cpu0, proc0 = time.monotonic(), time.thread_time(), time.process_time()
-    while time.monotonic() - t0 < seconds:
-        app.processEvents()
-        time.sleep(0.001)   # the frame and status timers fire inside processEvents; this only yields the CPU
+    def note_phase() -> None:
         if ops.phase is not None and (not phases or phases[-1] != ops.phase):
             phases.append(str(ops.phase))
+
+    # Qt's own event loop, as `uartlab gui` runs it: the window's frame and status timers do the work (a
+    # polling loop here would add its own wake-ups to the GUI thread's CPU).
+    loop = QEventLoop()
+    phase_timer = QTimer()
+    phase_timer.timeout.connect(note_phase)
+    phase_timer.start(PHASE_SAMPLE_MS)
+    end = QTimer()
+    end.setSingleShot(True)
+    end.setTimerType(Qt.TimerType.PreciseTimer)
+    end.timeout.connect(loop.quit)
+    end.start(round(1e3 * seconds))
+    t0, cpu0, proc0 = time.monotonic(), time.thread_time(), time.process_time()
+    loop.exec()
     wall = time.monotonic() - t0
+    phase_timer.stop()
+    note_phase()
     gui_cpu_s, process_cpu_s = time.thread_time() - cpu0, time.process_time() - proc0
     paints = counter.count - paints0
     messages = {stream: (n - messages0.get(stream, 0)) / wall for stream, n in ops.core.hub.published.items()}

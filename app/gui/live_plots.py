@@ -24,12 +24,12 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QSi
 from uartlab.app.gui.buffers import Channel, LiveData
 from uartlab.app.gui.event_markers import Markers, PlotMarkers
 from uartlab.app.gui.live_curves import CurveRow, CurveSet
-from uartlab.app.palette import NEUTRAL, colour
+from uartlab.app.palette import GRID_COLOUR, NEUTRAL, colour
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL, RUNNER
 from uartlab.sim.names import JOINTS, TENDONS
 from uartlab.streams import Event
 
-GRID_PEN = pg.mkPen(255, 255, 255, 40, width=1)
+GRID_PEN = pg.mkPen(GRID_COLOUR, width=1)
 GRID_HALF_HEIGHT = 1e6    # the grid lines' reach in y: beyond any plotted value (N, deg, mm)
 TIME_LABEL = "time [s] (0 = newest sample)"
 LEGEND_COLUMNS = 4

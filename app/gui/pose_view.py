@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from uartlab.app.gui.buffers import LiveData
 from uartlab.app.gui.live_plots import POSE_CHANNELS
 from uartlab.app.palette import MEASURED_COLOUR, MODEL_COLOUR, NEUTRAL
@@ -45,6 +45,8 @@ class PoseView(QWidget):
             item.setMouseEnabled(x=False, y=False)
             item.hideButtons()
             item.showGrid(x=True, y=True, alpha=0.25)
+            for axis in ("left", "bottom"):   # axes and grid drawn once into a pixmap, blitted at each redraw
+                item.getAxis(axis).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             lo = -0.4 * reach if plane.horizontal.index == 0 else -reach   # the finger points distal (+X)
             item.setXRange(lo, reach, padding=0)
             item.setYRange(-reach, 0.4 * reach, padding=0)
