@@ -207,8 +207,8 @@ class _Plot:
             points += n
             lo, hi = min(lo, m_lo), max(hi, m_hi)
         res_curves = self.curve_sets.get("residual")
-        res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual and res_curves else None
-        if res is not None and res.n:
+        res = data.get(s.residual.stream, s.residual.field) if residuals and s.residual else None
+        if res_curves is not None and res is not None and res.n:
             n, r_range = _draw(res_curves, res, now_s, s.scale)
             points += n
             self._fit(self.residual, *r_range)
