@@ -132,7 +132,10 @@ class PlotMarkers:
         if not shown:
             return
         (_, _), (y_lo, y_hi) = self.plot.viewRange()
-        step = 0.09 * (y_hi - y_lo)
+        # A row apart: a tenth of the view, and never less than a label's height (a short plot, under
+        # its residual row, is ~80 px tall).
+        label_px = self._label(0).textItem.boundingRect().height()
+        step = max(0.09 * (y_hi - y_lo), label_px * self.plot.getViewBox().viewPixelSize()[1])
         for k, m in enumerate(shown):
             text = self._label(k)
             right = m.t_s - now_s > -0.15 * window_s   # near time 0 the label goes left of its line

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("pyqtgraph")
+pg = pytest.importorskip("pyqtgraph")
 
 from uartlab.app.gui.event_markers import Markers, marker_of  # noqa: E402
 from uartlab.hub import Hub  # noqa: E402
@@ -48,3 +48,28 @@ def test_markers_are_kept_in_time_order_once_each():
     assert [m.label for m in markers.within(5.5, 7.0)] == ["trip", "free/FDP"]
     markers.clear()
     assert not markers.items
+
+
+def test_labels_of_markers_close_in_time_do_not_cover_each_other_on_a_short_plot(qtbot):
+    """A tare and the trial start it precedes land a few pixels apart in time; on a plot made short by the
+    residual row under it their names must still be readable (a row apart, at least a label's height)."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+    from uartlab.app.gui.event_markers import PlotMarkers
+
+    window = QWidget()
+    plot = pg.PlotWidget()
+    QVBoxLayout(window).addWidget(plot)
+    window.resize(400, 110)   # a short plot, as under its residual row
+    plot.setXRange(-10.0, 0.0, padding=0)
+    plot.setYRange(0.0, 5.0, padding=0)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    markers = Markers()
+    markers.add(published(EventKind.OPERATOR, "daq", f"{NANO17_TARED}: bias [0 0 0 0 0 0] V", 100.0))
+    markers.add(published(EventKind.TRIAL, "runner", "start 'contact/Hook/FDP+ED@45deg' repeat 1/1", 100.2))
+    drawn = PlotMarkers(plot.getPlotItem(), labels=True)
+    drawn.draw(markers.within(95.0, 105.0), now_s=105.0, window_s=10.0)
+    qtbot.wait(20)
+    boxes = [t.sceneBoundingRect() for t in drawn.labels if t.isVisible()]
+    assert len(boxes) == 2 and not boxes[0].intersects(boxes[1])
