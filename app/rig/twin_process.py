@@ -319,12 +319,8 @@ class _Spare:
         fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
         command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", *(["--warm"] if warm else [])]
-        # A session of its own, as a device of its own: where the OS shares the CPU by session first
-        # (app/run/realtime.py, "Sessions"), the twins no longer take their share from the core's, and a
-        # terminal's Ctrl-C is for the program the operator runs, not the devices it talks to (the twin
-        # stops with its parent: ``stop()``, or --parent-pid's grace).
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        close_fds=True, start_new_session=True)
+        self.process = subprocess.Popen(command,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, close_fds=True)
 
     @classmethod
     def take(cls) -> _Spare:

@@ -20,10 +20,9 @@ at normal priority and says so once in the log.
   default alone is half a period of jitter; 0.5 ms hands the GIL back to the loop within a tenth of a tick.
 - **Sessions.** Where the kernel groups processes by session for scheduling (Linux autogroup, on by default
   on desktop kernels: ``/proc/sys/kernel/sched_autogroup_enabled``), it shares the CPU between sessions first
-  and a nice value orders threads only within their session. A core the window starts, the live model and
-  a twin rig's devices (app/rig/twin_process.py) each lead a session of their own (so a terminal's Ctrl-C
-  is not theirs), so their nice counts only against their own threads, and the twins, like the devices
-  they stand for, do not take their CPU from the core's share. Raising the core's session too (``/proc/self/autogroup`` at -10) was measured
+  and a nice value orders threads only within their session. A core the window starts, and the live model,
+  each lead a session of their own (so a terminal's Ctrl-C is not theirs), so their nice counts only
+  against their own threads. Raising the core's session too (``/proc/self/autogroup`` at -10) was measured
   and left out: on the quiet 2-core box it halved the window's frame rate during a trial (60 -> 35 fps),
   and the loop meets its goals without it (its thread runs SCHED_FIFO, outside the groups; README).
 - **The operator's window** (``raise_window_priority``) runs at nice -5 where allowed: ahead of ordinary load,
