@@ -199,6 +199,9 @@ def test_the_sample_clock_is_limited_to_250ks_aggregate(new_task):
 
 
 # ------------------------------------------------------------ events
+# The cadence of a twin's events is a deadline: with the rig tests, not in the lowered worker (under
+# `with-load 2` the events came late and then in a burst there: a median interval of 58 ms for 100).
+@pytest.mark.realtime
 def test_every_n_samples_events_fire_at_the_right_cadence(new_task):
     task = new_task()
     twelve_channels(task)
