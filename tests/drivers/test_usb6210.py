@@ -151,13 +151,15 @@ def test_a_late_reader_takes_what_piled_up_in_one_read_and_is_current_again(daq_
     assert daq.stats.overflows == 0
     assert_accounted_for(blocks)
     sizes = [len(b.volts) for b in blocks]
-    catch_up = next(i for i, n in enumerate(sizes) if n > daq.block_samples)
-    assert sizes[catch_up] >= 0.8 * stall_s * RATE_HZ * time_scale, sizes    # the backlog, at once
-    assert all(n == daq.block_samples for n in sizes[catch_up + 1:]), sizes
+    # The backlog in a read or two (a busy PC may starve the reader just before the stall too, so the read
+    # that stalls can already be a larger one), never one read per block.
+    catch_ups = [n for n in sizes[2:] if n > daq.block_samples]
+    assert 1 <= len(catch_ups) <= 2, sizes
+    assert sum(catch_ups) >= 0.8 * stall_s * RATE_HZ * time_scale, sizes
+    assert sizes[-2:] == [daq.block_samples] * 2, sizes
     # current again: each block's last sample was taken just before it arrived, on the host's clock
-    newest_s = [daq.t0_s + (b.first_sample_index + len(b.volts) - 1) / (RATE_HZ * time_scale)
-                for b in blocks[catch_up + 1:]]
-    lag_s = np.array([b.host_time_s for b in blocks[catch_up + 1:]]) - newest_s
+    newest_s = [daq.t0_s + (b.first_sample_index + len(b.volts) - 1) / (RATE_HZ * time_scale) for b in blocks[-2:]]
+    lag_s = np.array([b.host_time_s for b in blocks[-2:]]) - newest_s
     assert np.all(np.abs(lag_s) < 0.05), lag_s
     if time_scale != 1.0:
         daq.stop()
