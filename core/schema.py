@@ -219,6 +219,7 @@ def joints_spec(rate_hz: float | None) -> StreamSpec:
 
 RUNNER_STREAM = "runner"
 MODEL_STREAM = "model"
+MODEL_SOURCE = "live model"   # the source of every event about the live model, in whichever process it runs
 DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 set-points per sigmoid
 WATCHED_STREAMS = ("actuators", "daq", "mocap", "joints")   # whose ages the runner stream records
 

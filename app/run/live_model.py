@@ -42,6 +42,7 @@ from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.schema import (  # noqa: F401 - the model stream's declarations re-exported for its users
     MODEL_FIELDS,
+    MODEL_SOURCE,
     MODEL_STREAM,
     RUNNER,
     RUNNER_STREAM,
@@ -55,7 +56,7 @@ from uartlab.sim.scenarios import deflection_for_force, measured_start
 from uartlab.sim.surface import fingertip_force_from_sensor
 from uartlab.streams import EventKind, Record, StreamSpec
 
-SOURCE = "live model"
+SOURCE = MODEL_SOURCE
 ACTIVE_PHASES = frozenset(PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN))
 ACTUATE = PHASES.index(Phase.ACTUATE)
 # est.: a tenth of a second behind is where a live plot visibly trails the rig (10 ticks at 100 Hz); below

@@ -16,13 +16,12 @@ import threading
 import zmq
 from uartlab.app.serve import wire
 from uartlab.hub import Hub
-from uartlab.schema import MODEL_STREAM
+from uartlab.schema import MODEL_SOURCE, MODEL_STREAM
 from uartlab.streams import Event
 
 log = logging.getLogger(__name__)
 
 POLL_MS = 100
-MODEL_SOURCE = "live model"   # app/run/live_model.py's: its news ("model" events) and its counts ("drops")
 RCVHWM = 1000     # ~10 s of model records at 100 Hz; a flooding client is held back at its own end
 
 

@@ -47,13 +47,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 from uartlab.errors import EXIT_DONE, UartlabError, exit_code
 from uartlab.hub import Hub
-from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, RUNNER_STREAM, EventKind, runner_spec
+from uartlab.schema import (
+    DEFAULT_CONTROL_RATE_HZ,
+    EVENTS,
+    MODEL_SOURCE,
+    MODEL_STREAM,
+    RUNNER_STREAM,
+    EventKind,
+    runner_spec,
+)
 from uartlab.streams import Event, Record
 
 if TYPE_CHECKING:   # the model (numba, scipy) is imported once the process runs at its own priority
     from uartlab.app.serve.model_job import ModelJob
 
-SOURCE = "live model"     # app/run/live_model.py's: the model's events are all "live model"'s
+SOURCE = MODEL_SOURCE
 ATTACH_TIMEOUT_S = 5.0    # est.: a core answers a hello in ms; a busy 2-core machine may take a second
 REPORT_EVERY_S = 1.0
 WARM_UP_SURFACE_DEG = 30.0  # any surface: the contact kernels are the same for every angle

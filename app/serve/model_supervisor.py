@@ -43,10 +43,10 @@ from uartlab.app.run.residuals import ResidualSummary, TrialResiduals
 from uartlab.app.serve.model_job import ModelJob
 from uartlab.hub import Hub, Subscription
 from uartlab.processes import end_process
-from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_STREAM, EventKind, model_spec
+from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_SOURCE, MODEL_STREAM, EventKind, model_spec
 from uartlab.streams import Event, Record
 
-SOURCE = "live model"      # app/run/live_model.py's: every event about the model says it is the model's
+SOURCE = MODEL_SOURCE
 MODULE = "uartlab.app.serve.model_process"
 # A warm process attaches in under a second (measured 0.7 s). One still starting (imports and warm-up: 5 s on a
 # quiet 2-core machine, 40 s measured at a load average of 25) is waited for up to this long before the run's

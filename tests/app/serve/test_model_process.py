@@ -28,7 +28,7 @@ from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
-from uartlab.schema import MODEL, MODEL_STREAM, RUNNER, RUNNER_STREAM, runner_spec
+from uartlab.schema import MODEL, MODEL_SOURCE, MODEL_STREAM, RUNNER, RUNNER_STREAM, runner_spec
 from uartlab.sim import Finger
 from uartlab.streams import Record
 
@@ -177,9 +177,9 @@ def test_the_model_runs_in_its_own_process_and_is_recorded_with_the_in_process_m
         assert f.complete
         model, runner = f.read(MODEL_STREAM), f.read(RUNNER_STREAM)
         events = f.events()
-    said = [e.message for e in events if e.source == "live model"]
+    said = [e.message for e in events if e.source == MODEL_SOURCE]
     assert sum("model started from the measured state" in m for m in said) == 2, said
-    report = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == "live model"))
+    report = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == MODEL_SOURCE))
     assert report["trials"] == 2 and report["records_not_sent"] == 0, report
     assert report["runner_ticks"] >= 0.95 * len(runner), (report, len(runner))   # what the loop made
     assert report["model_samples"] == len(model)       # every sample the process made is in the file
@@ -252,10 +252,10 @@ def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file
         assert [t["outcome"] for t in f.trials()] in (["settled"], ["settle timeout"])
         events = f.events()
         model = f.read(MODEL_STREAM)
-    said = [e.message for e in events if e.source == "live model" and e.kind == "model"]
+    said = [e.message for e in events if e.source == MODEL_SOURCE and e.kind == "model"]
     assert any("the live model process was killed by SIGKILL during the run; the run goes on without the model"
                in m for m in said), said
-    counts = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == "live model"))
+    counts = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == MODEL_SOURCE))
     assert counts["exit"] == "was killed by SIGKILL" and counts["from"] in (
         "its last report before it stopped", "no report"), counts
     # Nothing modelled after it died: no prediction reaches the trial's steady state.
