@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uartlab.app.cli.types import (
@@ -72,6 +73,9 @@ def add_parser(sub) -> None:
     spare = twin_sub.add_parser("spare", help="load the twins, then run `twin up` with the argument line on stdin")
     spare.add_argument("--warm", action="store_true",
                        help="also load the plant's compiled kernels before the line comes (a spare started ahead)")
+    spare.add_argument("--log", metavar="FILE", type=Path,
+                       help="the file this process's stderr goes to: removed if input ends before the line comes "
+                            "(whoever started it is gone or no longer needs it; nothing happened to tell)")
     spare.set_defaults(run=run_spare)
 
 
@@ -157,6 +161,8 @@ def run_spare(args: argparse.Namespace) -> int:
         Plant()   # compiles, or loads from the kernel cache, the stepper's kernels: in memory for the real plant
     line = sys.stdin.readline()
     if not line.strip():
+        if args.log is not None:
+            args.log.unlink(missing_ok=True)
         return 0
     try:
         arguments = json.loads(line)

@@ -14,7 +14,8 @@ The child is `uartlab twin spare` (imports and loads the plant's compiled kernel
 arguments on stdin), so a process that starts many twins can have the next one loaded ahead
 (``keep_spares``). It inherits the environment, so it uses the same kernel cache ($UARTLAB_CACHE_DIR).
 Its stderr goes to ``log_path``, removed by a clean ``stop()`` and kept when this process dies: the twin
-then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile) and logs what it saw.
+then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile) and logs what it saw. A spare
+whose process dies before it is used removes its own log (it has nothing to tell).
 """
 
 from __future__ import annotations
@@ -318,7 +319,8 @@ class _Spare:
     def __init__(self, warm: bool = False):
         fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
-        command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", *(["--warm"] if warm else [])]
+        command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", "--log", name,
+                   *(["--warm"] if warm else [])]
         self.process = subprocess.Popen(command,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, close_fds=True)
 

@@ -81,6 +81,31 @@ def test_a_twin_that_cannot_start_is_one_clear_line():
     assert twin.log_path is not None and not twin.log_path.exists()      # nothing left behind
 
 
+SPARE_KEEPER = textwrap.dedent("""
+    import sys, time
+    from uartlab.app.rig import twin_process
+
+    twin_process.keep_spares(True)
+    twin_process._Spare.prepare_next()          # as after a twin has started: the next one's spare, ahead
+    print(twin_process._Spare.kept.log_path, twin_process._Spare.kept.process.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+def test_a_spare_whose_process_dies_before_using_it_leaves_no_log_behind():
+    keeper = subprocess.Popen([sys.executable, "-c", SPARE_KEEPER], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = keeper.stdout.readline().decode().split()
+        assert line, keeper.stderr.read().decode()
+        log, spare_pid = Path(line[0]), int(line[1])
+        assert log.exists()
+    finally:
+        keeper.kill()
+        keeper.wait()
+    assert wait_for(lambda: _gone(spare_pid), 30.0)       # its input ended: nothing started
+    assert not log.exists()
+
+
 PARENT = textwrap.dedent("""
     import json, sys
     from uartlab.app.rig.config import default_rig_config
