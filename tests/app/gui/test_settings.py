@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
 from uartlab.app.gui import settings as gui_settings  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 
@@ -49,10 +50,11 @@ def test_scratch_settings_are_saved_in_their_own_folder_and_removed(qtbot):
     with gui_settings.scratch_settings() as settings:
         path = Path(settings.fileName())
         window = MainWindow(settings)
-        qtbot.addWidget(window)
         window.close()  # saves every setting and syncs: Qt writes a temp file and renames it over the target
         assert path.is_file() and "geometry" in path.read_text()
         assert path.parent != Path(os.devnull).parent
+        window.deleteLater()   # not closed again once the folder is gone (the save would make it anew)
+        QCoreApplication.sendPostedEvents(window, QEvent.Type.DeferredDelete)
     assert not path.parent.exists()
     assert _dev_null_is_a_device()
 
