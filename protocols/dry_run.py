@@ -22,6 +22,7 @@ from uartlab.protocols.suite import Suite, SuiteTrial, resolve_suite
 from uartlab.sim.errors import SimulationDiverged
 from uartlab.sim.finger import Finger, SimResult
 from uartlab.sim.names import JOINTS, TENDONS
+from uartlab.sim.params import DEFAULTS_SOURCE, FingerParams
 from uartlab.sim.scenarios import trial_start
 
 
@@ -113,9 +114,10 @@ def _issues(suite: Suite, r: DryRunResult, limits: Limits) -> list[str]:
 
 
 # ------------------------------------------------------------------ CLI
-def format_table(suite: Suite, results: list[DryRunResult]) -> str:
+def format_table(suite: Suite, results: list[DryRunResult], params_source: str = DEFAULTS_SOURCE) -> str:
     joints = " ".join(f"{j:>7}" for j in JOINTS)
-    lines = [f"dry run of suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}), model only",
+    lines = [f"dry run of suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}), model only "
+             f"({params_source})",
              f"{'trial':<28} {'settle s':>8} {joints}  {'peak tendon N':>15} {'tip N':>6}  result"]
     for r in results:
         angles = " ".join(f"{r.joint_angles_deg[j]:7.1f}" for j in JOINTS)
@@ -135,10 +137,13 @@ def main(args: argparse.Namespace) -> int:
     ceilings = getattr(args, "ceilings", None) or DEFAULT_CEILINGS
     # from app/cli/run.py: already validated against the ceilings, --trial applied
     suite = args.suite if isinstance(args.suite, Suite) else resolve_suite(args.suite, ceilings)
-    results = dry_run(suite, ceilings=ceilings)
+    params = getattr(args, "params", None)   # a parameter file (refused here if bad), or the defaults
+    finger = Finger(FingerParams.from_toml(params)) if params else Finger()
+    params_source = str(params) if params else DEFAULTS_SOURCE
+    results = dry_run(suite, finger, ceilings=ceilings)
     if getattr(args, "json", False):
         print(json.dumps({"suite": suite.name, "source": suite.source, "sha256": suite.sha256,
-                          "trials": [r.to_dict() for r in results]}, indent=2))
+                          "params": params_source, "trials": [r.to_dict() for r in results]}, indent=2))
     else:
-        print(format_table(suite, results))
+        print(format_table(suite, results, params_source))
     return 0 if all(r.ok for r in results) else 1

@@ -25,6 +25,7 @@ from uartlab.sim.toml_commented import commented_toml
 from uartlab.sim.toml_lines import decode_error, line_of_key
 
 SCHEMA = "uartlab.finger-params/1"
+DEFAULTS_SOURCE = "the shipped defaults (sim/data/uart.toml)"   # how reports name FingerParams.uart()
 MM = 1e-3
 N_PER_MM = 1e3
 N_COEFFS = 3  # the polynomial form of a moment arm is quadratic in the joint angle

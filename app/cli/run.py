@@ -67,7 +67,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--operator", default="", help="who runs the session")
     p.add_argument("--notes", default="", help="free text stored with the session")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--params", type=Path, help="the live model's parameter TOML (default: the UART defaults)")
+    p.add_argument("--params", type=Path, help="the model's parameter TOML: the live model's beside the rig, the "
+                                               "dry run's (default: the UART defaults)")
     p.add_argument("--no-live-model", action="store_true", help="do not run the model beside the rig")
     p.add_argument("--core", metavar="ADDR", help=CORE_HELP + "; none there: one is started for the run")
     p.add_argument("--keys", metavar="DIR", help="CurveZMQ keys for a remote core: DIR/client.key_secret, "
@@ -91,6 +92,8 @@ def main(args: argparse.Namespace) -> int:
         return _replay(args)
     if _replay_options(args):
         raise ValueError(f"{_replay_options(args)[0]}: only with --replay FILE")
+    if getattr(args, "params", None) and getattr(args, "no_live_model", False):
+        raise ValueError("--params: not with --no-live-model (they are the live model's parameters)")
     if not args.dry_run:
         require("rig")  # the twin rig and the hardware both run through the [rig] drivers
     from uartlab.app.cli.paths import writable_folder
@@ -103,7 +106,8 @@ def main(args: argparse.Namespace) -> int:
         from uartlab.protocols import dry_run
         if args.rig:  # a dry run checks every input it is given: the rig's config and its calibration store
             RigCalibrations(config).check_files()
-        return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings))
+        return dry_run.main(argparse.Namespace(suite=suite, json=args.json, ceilings=config.ceilings,
+                                               params=getattr(args, "params", None)))
     # Every input and the output folder are checked before the run is submitted (app/cli/paths.py); the core
     # checks the suite again against its own rig's ceilings.
     folder = writable_folder(args.out, "--out") if args.out else None
@@ -115,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
                "title": f"uartlab {getattr(args, 'command', 'run')}", "command_line": shlex.join(sys.argv)}
     if suite.text and args.suite not in BUILTIN_SUITES:   # a file: the core gets its text, named as given
         request["suite_text"] = suite.text
-    if getattr(args, "params", None) and live_model:  # a whole parameter set, used as given
+    if getattr(args, "params", None):  # a whole parameter set for the live model, used as given
         from uartlab.sim import FingerParams
 
         given = FingerParams.from_toml(args.params)   # bad parameters are refused here, before any core starts

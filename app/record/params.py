@@ -11,6 +11,7 @@ from uartlab.app.record.player import SessionFile
 from uartlab.calibration.applied import MODEL_KINDS, params_with
 from uartlab.calibration.store import CalibrationRecord, parse_record
 from uartlab.sim import FingerParams
+from uartlab.sim.params import DEFAULTS_SOURCE
 
 
 def recorded_params(sessions: Sequence[str]) -> tuple[str, str, FingerParams]:
@@ -18,7 +19,7 @@ def recorded_params(sessions: Sequence[str]) -> tuple[str, str, FingerParams]:
     under different ones are not one parameter set: a ValueError asking for the parameters instead."""
     records = _model_records(sessions)
     if not records:
-        return "defaults", "the shipped defaults (sim/data/uart.toml)", FingerParams.uart()
+        return "defaults", DEFAULTS_SOURCE, FingerParams.uart()
     params, said = params_with(None, records)
     return "calibrated", "the shipped defaults with " + "; ".join(said), params
 

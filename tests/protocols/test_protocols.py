@@ -181,3 +181,37 @@ def test_cli_dry_run_reports_every_trial(capsys):
     assert main(["run", "no_such_suite", "--dry-run"]) == 2  # one clear line, nothing moved
     err = capsys.readouterr().err
     assert "no_such_suite" in err and "Traceback" not in err
+
+
+def test_cli_dry_run_uses_the_parameters_it_is_given(tmp_path, capsys):
+    """A researcher checks a parameter set before the rig: the dry run is of that model, and says so."""
+    from uartlab.app.cli.main import main
+    from uartlab.sim import FingerParams
+
+    text = FingerParams.uart().to_toml()
+    pip = text.index("[joints.PIP]")
+    rom_at = text.index("rom_deg = [0.0, 100.0]", pip)    # the PIP's own range of motion
+    stiff = tmp_path / "pip_to_50.toml"
+    stiff.write_text(text[:rom_at] + "rom_deg = [0.0, 50.0]" + text[rom_at + len("rom_deg = [0.0, 100.0]"):])
+
+    def fdp_pip_deg(*params: str) -> tuple[float, str]:
+        assert main(["run", "free_motion", "--trial", "free/FDP", "--dry-run", "--json", *params]) == 0
+        report = json.loads(capsys.readouterr().out)
+        return report["trials"][0]["joint_angles_deg"]["PIP"], report["params"]
+
+    default_pip, default_source = fdp_pip_deg()
+    given_pip, given_source = fdp_pip_deg("--params", str(stiff))
+    assert default_pip > 55.0 and given_pip <= 50.0 + 0.5
+    assert "uart.toml" in default_source and given_source == str(stiff)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('colour = "red"\n')
+    assert main(["run", "free_motion", "--dry-run", "--params", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.toml:1: colour: unknown key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_params_without_the_live_model_are_refused(capsys):
+    from uartlab.app.cli.main import main
+
+    assert main(["run", "free_motion", "--no-live-model", "--params", "mine.toml"]) == 2
+    assert "--params: not with --no-live-model" in capsys.readouterr().err
