@@ -72,12 +72,14 @@ PARTIAL_MAX_AGE_S = 600.0
 LIBVER = ("v110", "v110")
 # Fixed-length UTF-8 strings in the events and trials tables: SWMR does not support variable-length
 # data (it lives in the global heap, which SWMR cannot keep consistent for readers), so longer
-# messages are truncated; 512 bytes holds any fault sentence we produce.
+# messages are truncated; 512 bytes holds any fault sentence we produce. A trial's outcome is its word and
+# such a sentence (Outcome.because: "E-stopped: operator E-stop (key Esc) (E-stop from kim@rig-pc pid 5218)").
+SENTENCE_BYTES = 512
 EVENT_DTYPE = np.dtype([
     (HOST_TIME, "f8"),
     ("kind", h5py.string_dtype("utf-8", 32)),
     ("source", h5py.string_dtype("utf-8", 64)),
-    ("message", h5py.string_dtype("utf-8", 512)),
+    ("message", h5py.string_dtype("utf-8", SENTENCE_BYTES)),
 ])
 TRIAL_DTYPE = np.dtype([
     ("index", "i4"),
@@ -87,7 +89,7 @@ TRIAL_DTYPE = np.dtype([
     ("repeat", "i4"),
     ("start_host_time_s", "f8"),
     ("stop_host_time_s", "f8"),      # NaN while the trial runs (or if the recording crashed in it)
-    ("outcome", h5py.string_dtype("utf-8", 64)),
+    ("outcome", h5py.string_dtype("utf-8", 32 + SENTENCE_BYTES)),
 ])
 TRIAL_FIELDS: tuple[str, ...] = TRIAL_DTYPE.names or ()   # its column names, in order
 # The wall-clock anchor: pairs of (host monotonic clock, UTC as POSIX seconds) read together, one when the file

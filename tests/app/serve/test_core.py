@@ -18,7 +18,7 @@ from uartlab.app.record.player import SessionFile
 from uartlab.app.serve.client import CoreClient, NoCoreError
 from uartlab.app.serve.endpoints import endpoints_for
 from uartlab.hub import Hub
-from uartlab.schema import PHASES, Phase
+from uartlab.schema import PHASES, Outcome, Phase
 
 pytestmark = [pytest.mark.realtime, pytest.mark.slow]
 
@@ -108,22 +108,25 @@ def verify(path: str) -> None:
 
 
 def test_estop_from_another_process_turns_torque_off_within_a_tick_and_records_who(core, tmp_path):
+    reason = "the FDP tendon jumped off its pulley at the MCP and is rubbing on the frame"
     base, _ = core
     with CoreClient(base, subscribe=False) as client:
         client.request("reset")
         submit(client, tmp_path, pull_s=20.0)             # 10 s at 2x: time for `uartlab estop` to start
         wait_phase(client, {"ACTUATE"})
         time.sleep(0.5)                                   # mid-pull: the servos are moving the tendon
-        proc = subprocess.run([*CLI, "estop", "--core", base, "bench", "test"], capture_output=True, text=True,
+        proc = subprocess.run([*CLI, "estop", "--core", base, *reason.split()], capture_output=True, text=True,
                               timeout=30)
         assert proc.returncode == 0 and "E-stop acknowledged by the core" in proc.stdout, proc.stderr
         run = wait_over(client)
-        assert run["phase"] == "FAULT" and "bench test" in run["fault_reason"]
+        assert run["phase"] == "FAULT" and reason in run["fault_reason"]
         client.request("reset")
     with SessionFile(run["session_file"]) as f:
         assert f.complete
         estop = next(e for e in f.events() if e.kind == "estop")
-        assert estop.message.startswith("bench test (E-stop from ") and " pid " in estop.message
+        assert estop.message.startswith(f"{reason} (E-stop from ") and " pid " in estop.message
+        # the trial's outcome keeps the whole reason, however long an operator's words
+        assert [t["outcome"] for t in f.trials()] == [Outcome.ESTOPPED.because(estop.message)]
         assert any(e.kind == "operator" and "submitted by" in e.message and " pid " in e.message
                    for e in f.events())                                  # who submitted the run
         runner = f.read("runner")
