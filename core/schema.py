@@ -218,6 +218,7 @@ def joints_spec(rate_hz: float | None) -> StreamSpec:
 # --------------------------------------------------------------------------- the runner and the model
 
 RUNNER_STREAM = "runner"
+NAME_BYTES = 128   # a suite's or a trial's name, at most, in UTF-8: what the session file's trials table holds
 MODEL_STREAM = "model"
 MODEL_SOURCE = "live model"   # the source of every event about the live model, in whichever process it runs
 DEFAULT_CONTROL_RATE_HZ = 100.0  # paper: quasi-static 4 s pulls; 100 Hz is 400 set-points per sigmoid

@@ -52,6 +52,7 @@ from uartlab.protocols.limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported
     excursion_overruns,
 )
 from uartlab.protocols.trajectories import Trajectory
+from uartlab.schema import NAME_BYTES
 from uartlab.sim.inputs import Sigmoid as SimSigmoid
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.scenarios import DURATION_S, REPEATS, Trial
@@ -231,6 +232,13 @@ class _Parser:
             return default
         return value
 
+    def checked_name(self, key: str, value: object) -> str:
+        """A suite's or trial's name: what the session file and the reports know it by, whole."""
+        name = self.string(key, value)
+        if len(name.encode("utf-8")) > NAME_BYTES:
+            self.error(key, f"{len(name.encode('utf-8'))} bytes long; at most {NAME_BYTES} (UTF-8)")
+        return name
+
     def string(self, key: str, value: object, default: str = "") -> str:
         if value is None:
             return default
@@ -253,7 +261,7 @@ class _Parser:
         if "suite" not in data:
             self.error("suite", "missing [suite] table")
         self.unknown("suite", head, _SUITE_KEYS)
-        name = self.string("suite.name", head.get("name"))
+        name = self.checked_name("suite.name", head.get("name"))
         if not name and "suite" in data:
             self.error("suite.name", "missing: every suite needs a name")
         repeats = self.integer("suite.repeats", head.get("repeats"), REPEATS)
@@ -334,7 +342,7 @@ class _Parser:
             self.error(k, "must be a [[trial]] table")
             return None
         self.unknown(k, raw, _TRIAL_KEYS)
-        name = self.string(f"{k}.name", raw.get("name"))
+        name = self.checked_name(f"{k}.name", raw.get("name"))
         if not name:
             self.error(f"{k}.name", "missing: every trial needs a name")
         pose = self.string(f"{k}.pose", raw.get("pose"))

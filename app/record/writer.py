@@ -55,6 +55,7 @@ import h5py
 import numpy as np
 from uartlab import __version__
 from uartlab.errors import RecordingError
+from uartlab.schema import NAME_BYTES
 from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
 logger = logging.getLogger(__name__)
@@ -83,8 +84,8 @@ EVENT_DTYPE = np.dtype([
 ])
 TRIAL_DTYPE = np.dtype([
     ("index", "i4"),
-    ("name", h5py.string_dtype("utf-8", 64)),
-    ("protocol", h5py.string_dtype("utf-8", 128)),
+    ("name", h5py.string_dtype("utf-8", NAME_BYTES)),
+    ("protocol", h5py.string_dtype("utf-8", NAME_BYTES)),
     ("parameters_json", h5py.string_dtype("utf-8", 2048)),
     ("repeat", "i4"),
     ("start_host_time_s", "f8"),

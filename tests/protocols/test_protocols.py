@@ -10,6 +10,7 @@ import pytest
 from uartlab.protocols.dry_run import dry_run, main
 from uartlab.protocols.suite import SuiteError, builtin_suite, load_suite, parse_suite
 from uartlab.protocols.trajectories import Hold, Ramp, Return, Sigmoid, TendonProfile, Trajectory
+from uartlab.schema import NAME_BYTES
 from uartlab.sim.inputs import Sigmoid as SimSigmoid
 from uartlab.sim.inputs import excursions_at, sigmoid_inputs, sigmoid_value
 from uartlab.sim.scenarios import paper_trials
@@ -124,6 +125,9 @@ def _line(text: str, needle: str, nth: int = 0) -> int:
     ('pose = "Hook"', 'pose = "Fist"', "trial[1].pose", "unknown pose", 0),
     ('return = true', 'retrun = true', "trial[1].retrun", "unknown key", 0),
     ('name = "b"', 'name = "a"', "trial[1].name", "duplicate trial name", 1),
+    # the session file and the reports know a trial by its whole name: one longer than they hold is refused
+    ('name = "b"', f'name = "{"b" * (NAME_BYTES + 1)}"', "trial[1].name", f"at most {NAME_BYTES}", 0),
+    ('name = "mine"', f'name = "{"é" * (NAME_BYTES // 2 + 1)}"', "suite.name", f"at most {NAME_BYTES} (UTF-8)", 0),
     ('duration_s = 4.0 },\n    { tendon = "ED"', 'duration_s = 0 },\n    { tendon = "ED"',
      "trial[1].pulls[0].duration_s", "must be > 0", 0),
     ('max_tendon_force_N = 40.0', 'max_tendon_force = 40.0', "suite.limits.max_tendon_force", "unknown key", 0),
