@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:   # said by the command they were given to, whose --help lists its options (not by `uartlab`)
+        _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args)
     where = _command_name(args)
     try:
@@ -74,6 +76,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{where}: {_one_line(exc)}", file=sys.stderr)
         return _exit_status(exc)
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser the arguments chose: `uartlab sim free-motion`'s for `sim free-motion`."""
+    while True:
+        chooser = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        chosen = getattr(args, chooser.dest, None) if chooser is not None else None
+        if chooser is None or chosen not in chooser.choices:
+            return parser
+        parser = chooser.choices[chosen]
 
 
 def _exit_status(exc: BaseException) -> int:

@@ -106,6 +106,16 @@ def test_a_parse_error_says_where_help_is(capsys):
     assert "usage:" not in err
 
 
+@pytest.mark.parametrize("argv", [["sim", "free-motion", "--tendon", "FDP", "--amplitude-mm", "5"],
+                                  ["replay", "s.h5", "--stream", "daq"]])
+def test_an_unknown_option_is_said_by_the_command_whose_help_lists_the_options(argv, capsys):
+    command = "uartlab " + " ".join(argv[:2] if argv[0] == "sim" else argv[:1])
+    code, err = run_main(argv, capsys)
+    line = assert_one_line(err)
+    assert code == BAD_INPUT and line.startswith(f"{command}: error: unrecognized arguments: {argv[-2]} {argv[-1]}")
+    assert line.endswith(f"({command} --help)")
+
+
 def test_list_options_take_several_values_or_a_repeated_flag():
     parser = __import__("uartlab.app.cli.main", fromlist=["build_parser"]).build_parser()
     one = parser.parse_args(["calibrate", "model", "--fit", "coulomb", "a", "--trial", "x", "y"])
