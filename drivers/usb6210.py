@@ -69,6 +69,9 @@ class Usb6210Stats:
     consumer_drops: int = 0          # blocks dropped because the consumer fell behind
     last_latency_s: float = 0.0      # host time of a block minus the sample-clock time of its last sample
     max_latency_s: float = 0.0
+    # How long the last overflow restart's start took. Samples lost are counted up to its beginning, so the
+    # sample times after it may be early by up to this: never late (the interlocks see samples older, not fresher).
+    restart_start_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +310,7 @@ class Usb6210:
             task.stop()
             restart_s = time.monotonic()
             task.start()
+            self.stats.restart_start_s = time.monotonic() - restart_s
         lost = max(0, round((restart_s - self.t0_s) * self.samples_per_host_s) - next_index)
         self.stats.overflows += 1
         self.stats.restarts += 1
