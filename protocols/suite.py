@@ -235,8 +235,9 @@ class _Parser:
     def checked_name(self, key: str, value: object) -> str:
         """A suite's or trial's name: what the session file and the reports know it by, whole."""
         name = self.string(key, value)
-        if len(name.encode("utf-8")) > NAME_BYTES:
-            self.error(key, f"{len(name.encode('utf-8'))} bytes long; at most {NAME_BYTES} (UTF-8)")
+        n_bytes = len(name.encode("utf-8"))
+        if n_bytes > NAME_BYTES:
+            self.error(key, f"{n_bytes} bytes long; at most {NAME_BYTES} (UTF-8)")
         return name
 
     def string(self, key: str, value: object, default: str = "") -> str:

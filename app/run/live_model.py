@@ -56,7 +56,6 @@ from uartlab.sim.scenarios import deflection_for_force, measured_start
 from uartlab.sim.surface import fingertip_force_from_sensor
 from uartlab.streams import EventKind, Record, StreamSpec
 
-SOURCE = MODEL_SOURCE
 ACTIVE_PHASES = frozenset(PHASES.index(p) for p in (Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN))
 ACTUATE = PHASES.index(Phase.ACTUATE)
 # est.: a tenth of a second behind is where a live plot visibly trails the rig (10 ticks at 100 Hz); below
@@ -118,7 +117,7 @@ class LiveModel:
         self._unstarted: int | None = None  # the trial whose start is waiting for measurements
         self._last_finite: dict[str, np.ndarray | None] = {
             RUNNER.joint_angles_rad: None, RUNNER.tendon_force_N: None, RUNNER.wrench: np.zeros(6)}
-        self._sub = hub.subscribe(SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
+        self._sub = hub.subscribe(MODEL_SOURCE, {RUNNER_STREAM}, maxsize=queue_ticks)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -347,7 +346,7 @@ class LiveModel:
                   f"angles {_fmt(s.joint_angles_deg)} deg, tendons {_fmt(s.tendon_force_N)} N")
 
     def _say(self, message: str) -> None:
-        self.hub.event(EventKind.MODEL, SOURCE, message[:500])  # the session's events table keeps 512 bytes
+        self.hub.event(EventKind.MODEL, MODEL_SOURCE, message[:500])  # the session's events table keeps 512 bytes
 
 
 def _finite(values: np.ndarray) -> bool:

@@ -61,7 +61,6 @@ from uartlab.streams import Event, Record
 if TYPE_CHECKING:   # the model (numba, scipy) is imported once the process runs at its own priority
     from uartlab.app.serve.model_job import ModelJob
 
-SOURCE = MODEL_SOURCE
 ATTACH_TIMEOUT_S = 5.0    # est.: a core answers a hello in ms; a busy 2-core machine may take a second
 REPORT_EVERY_S = 1.0
 WARM_UP_SURFACE_DEG = 30.0  # any surface: the contact kernels are the same for every angle
@@ -143,7 +142,7 @@ def run(core: str | None, job_source: str) -> int:
     live.close()
     sender.close()
     final = counts(live, link, sender)
-    link.send(Event(time.monotonic(), EventKind.DROPS, SOURCE, json.dumps(final)))
+    link.send(Event(time.monotonic(), EventKind.DROPS, MODEL_SOURCE, json.dumps(final)))
     link.close()
     _say("report", final)
     return EXIT_DONE
@@ -226,7 +225,7 @@ class Sender:
             self._send(item)
 
     def _send(self, item: Record | Event) -> None:
-        if isinstance(item, Event) and item.source != SOURCE:
+        if isinstance(item, Event) and item.source != MODEL_SOURCE:
             return   # the hub's own notices stay here; the model's drops are counted in the final report
         if self.link.send(item):
             self.sent += 1

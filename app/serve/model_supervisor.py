@@ -46,7 +46,6 @@ from uartlab.processes import end_process
 from uartlab.schema import DEFAULT_CONTROL_RATE_HZ, EVENTS, MODEL_SOURCE, MODEL_STREAM, EventKind, model_spec
 from uartlab.streams import Event, Record
 
-SOURCE = MODEL_SOURCE
 MODULE = "uartlab.app.serve.model_process"
 # A warm process attaches in under a second (measured 0.7 s). One still starting (imports and warm-up: 5 s on a
 # quiet 2-core machine, 40 s measured at a load average of 25) is waited for up to this long before the run's
@@ -62,7 +61,7 @@ log = logging.getLogger(__name__)
 
 def is_final_report(item) -> bool:
     """The model process's last word, sent after its last `model` sample: its counts."""
-    return isinstance(item, Event) and item.kind == EventKind.DROPS and item.source == SOURCE
+    return isinstance(item, Event) and item.kind == EventKind.DROPS and item.source == MODEL_SOURCE
 
 
 class ModelSupervisor:
@@ -228,7 +227,7 @@ class ModelSupervisor:
         self.say(EventKind.DROPS, json.dumps(counts))
 
     def say(self, kind: EventKind, message: str) -> None:
-        self.hub.event(kind, SOURCE, message[:500])   # the session's events table keeps 512 bytes
+        self.hub.event(kind, MODEL_SOURCE, message[:500])   # the session's events table keeps 512 bytes
 
 
 class ModelProcessHost:

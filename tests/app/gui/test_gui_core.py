@@ -29,9 +29,8 @@ from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.panels.protocol import REPEATS_COLUMN, STATUS_COLUMN  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
-from uartlab.app.run.live_model import SOURCE as LIVE_MODEL  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
-from uartlab.schema import EVENTS, MODEL, EventKind  # noqa: E402
+from uartlab.schema import EVENTS, MODEL, MODEL_SOURCE, EventKind  # noqa: E402
 
 SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
 MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
@@ -503,7 +502,7 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
     def model_done() -> bool:
         """The model process's counts, its last message: every sample it made is in before them."""
         got.extend(model.drain())
-        return any(getattr(e, "kind", None) == EventKind.DROPS and e.source == LIVE_MODEL for e in got)
+        return any(getattr(e, "kind", None) == EventKind.DROPS and e.source == MODEL_SOURCE for e in got)
 
     # Every model record the core publishes in the run, and the events that say the model is done.
     with CoreClient(address, streams=[MODEL.stream, EVENTS]) as c:
