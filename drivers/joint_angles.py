@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import signal
 from uartlab.sim.ik import IKResult, Marker, solve_ik
 from uartlab.sim.names import JOINTS
 
@@ -154,6 +153,8 @@ def lowpass_zero_lag(x: ArrayLike, fs_hz: float, cutoff_hz: float = CUTOFF_HZ, o
     if not np.all(np.isfinite(x)):
         raise ValueError(f"lowpass_zero_lag: {np.count_nonzero(~np.isfinite(x))} non-finite samples; "
                          "fill or cut the gaps before filtering")
+    from scipy import signal  # here: scipy.signal costs 0.6 s to import, and the rig core never filters
+
     # Second-order sections: the transfer-function form loses precision at low cut-off / high rate.
     sos = signal.butter(order, cutoff_hz, btype="low", fs=fs_hz, output="sos")
     return signal.sosfiltfilt(sos, x, axis=0, padlen=min(n - 1, _settle_samples(fs_hz, cutoff_hz, order)))

@@ -17,6 +17,7 @@ the protocol and control table, the port, the counters) and ``tendon()`` and ``_
 
 from __future__ import annotations
 
+import contextlib
 import select
 import socket
 import time
@@ -113,6 +114,17 @@ class _Port(sdk.PortHandler):
         self.ser.reset_input_buffer()
         self.tx_time_per_byte = (1000.0 / self.baudrate) * 10.0
         return True
+
+    def closePort(self):  # noqa: N802 (the SDK's name)
+        """As the SDK's; a ``socket://`` line is shut at once, where pyserial's close then sleeps 0.3 s "for
+        quick reconnects" to the same server (every rig stop paid it; this port never reopens the line)."""
+        line = getattr(self.ser, "_socket", None)
+        if line is not None:
+            with contextlib.suppress(OSError):   # the other end already gone
+                line.shutdown(socket.SHUT_RDWR)
+            line.close()
+            self.ser._socket, self.ser.is_open = None, False   # so pyserial's close() is a no-op
+        super().closePort()
 
     def readPort(self, length):  # noqa: N802 (the SDK's name)
         # The SDK waits for a status packet by calling this in a tight loop on a non-blocking port: it holds

@@ -11,7 +11,6 @@ same program asks for exact balance.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 from uartlab.sim.names import JOINTS
 from uartlab.sim.state import balanced_em_forces
 
@@ -52,6 +51,8 @@ def holding_tensions(finger, theta_deg, min_N: float = 0.3, external_torque_Nm=N
 
     Raises ValueError naming the joint when no tensions >= min_N can hold it.
     """
+    from scipy.optimize import linprog  # here: the rig core imports this module's callers, never this
+
     q = np.radians(np.asarray(theta_deg, dtype=float))
     B = tendon_torque_matrix(finger, q)
     C = crossing_tension_matrix(finger, q)

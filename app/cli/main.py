@@ -24,6 +24,7 @@ from uartlab.errors import (
     UartlabError,
     exit_code,
 )
+from uartlab.processes import exit_at_once
 
 # The command table: modules that define commands' options (`add_parser(sub)`), in `uartlab --help` order
 # after doctor. The parser is built on every start-up (`uartlab --version` too), so these modules import
@@ -62,6 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:   # said by the command they were given to, whose --help lists its options (not by `uartlab`)
         _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args)
+    code = _run(args)
+    if getattr(args, "service", False):
+        exit_at_once(code)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
     where = _command_name(args)
     try:
         return int(args.run(args) or 0)

@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
                        help="CurveZMQ keys: DIR/server.key_secret, DIR/operators/*.key, DIR/viewers/*.key "
                             "(required to listen beyond this machine)")
     serve.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
-    serve.set_defaults(run=serve_main)
+    serve.set_defaults(run=serve_main, service=True)
 
 
 def serve_main(args: argparse.Namespace) -> int:

@@ -69,14 +69,14 @@ def add_parser(sub) -> None:
                     help="stop once this process is gone (after --orphan-grace-s)")
     up.add_argument("--orphan-grace-s", type=non_negative_float, default=DEFAULT_ORPHAN_GRACE_S, metavar="S",
                     help=f"how long the twin outlives --parent-pid (default {DEFAULT_ORPHAN_GRACE_S:g} s)")
-    up.set_defaults(run=run_up)
+    up.set_defaults(run=run_up, service=True)
     spare = twin_sub.add_parser("spare", help="load the twins, then run `twin up` with the argument line on stdin")
     spare.add_argument("--warm", action="store_true",
                        help="also load the plant's compiled kernels before the line comes (a spare started ahead)")
     spare.add_argument("--log", metavar="FILE", type=Path,
                        help="the file this process's stderr goes to: removed if input ends before the line comes "
                             "(whoever started it is gone or no longer needs it; nothing happened to tell)")
-    spare.set_defaults(run=run_spare)
+    spare.set_defaults(run=run_spare, service=True)
 
 
 def servo_ids(text: str) -> tuple[int, ...]:

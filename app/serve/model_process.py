@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from uartlab.errors import EXIT_DONE, UartlabError, exit_code
 from uartlab.hub import Hub
+from uartlab.processes import exit_at_once
 from uartlab.schema import (
     DEFAULT_CONTROL_RATE_HZ,
     EVENTS,
@@ -261,4 +262,4 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_at_once(main())
