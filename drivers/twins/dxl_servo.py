@@ -13,7 +13,7 @@ protocol-neutral kinds ("access", "data range", ...) turned into the status byte
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from uartlab.drivers import mx64
 from uartlab.drivers.mx64 import ControlItem
@@ -41,6 +41,21 @@ _P1_BIT = {"result fail": mx64.ERRBIT_INSTRUCTION, "instruction": mx64.ERRBIT_IN
 _GOAL_ITEMS = ("Goal PWM", "Goal Current", "Goal Velocity", "Goal Position")
 
 
+class _Layout(NamedTuple):
+    """A control table item's bytes (table[start:end]) and the values they can hold."""
+    start: int
+    end: int
+    signed: bool
+    low: int
+    high: int
+
+    @classmethod
+    def of(cls, item: ControlItem) -> _Layout:
+        bits = 8 * item.size
+        low, high = (-(1 << bits - 1), (1 << bits - 1) - 1) if item.signed else (0, (1 << bits) - 1)
+        return cls(item.address, item.address + item.size, item.signed, low, high)
+
+
 class Servo:
     """Control table + firmware rules of one MX-64; ``index`` is its servo in the plant."""
 
@@ -51,6 +66,8 @@ class Servo:
         self.items = mx64.control_table(protocol)
         self.eeprom_end = mx64.EEPROM_END_P1 if self.p1 else mx64.EEPROM_END_P2
         self.table = bytearray(mx64.TABLE_SIZE_P1 if self.p1 else mx64.TABLE_SIZE_P2)
+        # Per item: where its bytes are and the values they hold (get/set run ~20 000 times a second at 200 Hz).
+        self._layout = {name: _Layout.of(item) for name, item in self.items.items()}
         self._owner: list[tuple[str, ControlItem] | None] = [None] * len(self.table)
         for name, item in self.items.items():
             for a in range(item.address, item.address + item.size):
@@ -75,16 +92,14 @@ class Servo:
         return self.table[self.items["ID"].address]
 
     def get(self, name: str, table: bytearray | None = None) -> int:
-        item, t = self.items[name], self.table if table is None else table
-        return int.from_bytes(t[item.address:item.address + item.size], "little", signed=item.signed)
+        at = self._layout[name]
+        return int.from_bytes((self.table if table is None else table)[at.start:at.end], "little", signed=at.signed)
 
     def set(self, name: str, value: int) -> None:
         """Store a value, clamped to what the item's bytes can hold (live values never raise)."""
-        item = self.items[name]
-        bits = 8 * item.size
-        lo, hi = (-(1 << bits - 1), (1 << bits - 1) - 1) if item.signed else (0, (1 << bits) - 1)
-        value = min(hi, max(lo, int(value)))
-        self.table[item.address:item.address + item.size] = value.to_bytes(item.size, "little", signed=item.signed)
+        at = self._layout[name]
+        value = min(at.high, max(at.low, int(value)))
+        self.table[at.start:at.end] = value.to_bytes(at.end - at.start, "little", signed=at.signed)
 
     def _load_defaults(self, eeprom: bool, keep: tuple[str, ...] = ()) -> None:
         for name, item in self.items.items():
