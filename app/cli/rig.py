@@ -44,10 +44,15 @@ def serve_main(args: argparse.Namespace) -> int:
     refuse_unguarded(endpoints_for(args.core).base, args.keys is not None)
     require("rig")
     from uartlab.app.cli.run import rig_config
+
+    config = rig_config(args.rig, args.speed)
+    if config.uses_twin:   # its process loads while this one imports the core
+        from uartlab.app.rig.twin_process import start_twin_ahead
+
+        start_twin_ahead()
     from uartlab.app.rig.calibrations import RigCalibrations
     from uartlab.app.serve.core import RigCore
 
-    config = rig_config(args.rig, args.speed)
     RigCalibrations(config).check_files()
     core = RigCore(config, args.core, args.keys)
     stop = threading.Event()
