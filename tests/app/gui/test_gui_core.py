@@ -529,21 +529,14 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
 
 
 def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, address, tmp_path):
-    """`uartlab gui --core ADDR`, as an operator starts it, attaches to the running core during a trial and
-    is killed (SIGKILL): the trial completes and its file is whole."""
+    """`uartlab gui --core ADDR`, as an operator starts it, attached to the running core and drawing a run,
+    is killed (SIGKILL) mid-trial: the trial completes and its file is whole."""
     from uartlab.app.serve.client import CoreClient
     from uartlab.schema import EVENTS
 
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     with CoreClient(address, streams=[EVENTS]) as c:
         events = c.hub.subscribe("test-events", {EVENTS}, maxsize=10_000)
-        # In the suite's order, which a run keeps; long enough for a window to start on a busy PC
-        trials = ["free/ED", "free/FDP", "free/FDS", "free/DI", "free/PI", "free/LUM"]
-        c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
-        deadline = time.monotonic() + 60                      # pre-flight and tare done: the servos are the run's
-        while c.status()["run"]["state"] == "starting":
-            assert time.monotonic() < deadline, c.status()["run"]
-            time.sleep(0.1)
-        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
         gui = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "gui", "--core", address], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -553,9 +546,16 @@ def test_a_window_killed_mid_trial_leaves_the_trial_completing(core_process, add
                 assert gui.poll() is None and time.monotonic() < deadline, "the window never attached"
                 seen += events.drain()
                 time.sleep(0.1)
+            trials = ["free/ED", "free/FDP"]                  # in the suite's order, which a run keeps
+            c.request("run", suite="free_motion", trials=trials, repeats=1, folder=str(tmp_path / "rec"))
+            deadline = time.monotonic() + 60                  # pre-flight and tare done: the servos are the run's
+            while c.status()["run"]["state"] == "starting":
+                assert time.monotonic() < deadline, c.status()["run"]
+                time.sleep(0.1)
             time.sleep(1.0)                                   # drawing the run
             run = c.status()["run"]
             assert run["state"] == "running", (run.get("phase"), run.get("fault_reason"), run.get("error"))
+            assert gui.poll() is None, "the window did not stay up through the run's start"
         finally:
             gui.kill()
             gui.wait(10)
