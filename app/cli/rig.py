@@ -51,6 +51,7 @@ def serve_main(args: argparse.Namespace) -> int:
 
         start_twin_ahead()
     from uartlab.app.rig.calibrations import RigCalibrations
+    from uartlab.app.run import realtime
     from uartlab.app.serve.core import RigCore
 
     RigCalibrations(config).check_files()
@@ -59,6 +60,7 @@ def serve_main(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     core.start()
+    realtime.keep_out_of_collections()   # its modules, rig and devices: no full collection walks them again
     try:
         print(f"uartlab rig core serving at {core.ends.base} (pid {os.getpid()})", flush=True)
         while not stop.wait(0.2) and not core.wait(0):

@@ -29,12 +29,16 @@ at normal priority and says so once in the log.
   as desktops treat the foreground UI (macOS runs a UI thread at its highest non-real-time class), and behind
   the rig's own threads at -10, so it never takes the loop's CPU. At nice 0 on the 2-core lab PC under
   `with-load 2` the window got a third of a core and drew ~11 frames a second during a trial.
-- **Garbage collection**: a gen-2 collection walks every tracked object of the process (100-600 ms with
-  the twin rig's heap on a loaded 2-core box, `uartlab bench loop`). ``gc.freeze()`` after start-up moves
-  what exists into the permanent generation (not scanned while frozen), and automatic collection is off
-  while a run is armed; the loop collects the young generations itself right after a tick (a fraction of
-  a millisecond). When the run ends everything is unfrozen and automatic collection is back: cyclic
-  garbage that reached the old generation mid-run is collected then.
+- **Garbage collection**: a gen-2 collection walks every tracked object of the process and holds the GIL
+  throughout (100-600 ms with an in-process twin rig's heap on a loaded 2-core box, `uartlab bench loop`;
+  the rig core's own 160 000 objects, 70 ms). ``gc.freeze()`` moves what exists into the permanent
+  generation, which no collection walks: the rig core freezes its long-lived state once it serves
+  (``keep_out_of_collections``), and arming a run freezes what exists then and turns automatic collection
+  off; the loop collects the young generations itself right after a tick (a fraction of a millisecond).
+  When the run ends automatic collection is back, and what was frozen stays frozen: unfreezing it would
+  hand the next automatic full collection the whole heap again, a pause while the servos hold between runs
+  that their Bus Watchdog (100 ms at the rig) would see. Objects made during the run are collected as
+  usual; only a reference cycle among objects that were alive at arming and die later is never collected.
 """
 
 from __future__ import annotations
@@ -157,8 +161,9 @@ def _try_nice(nice: int) -> Scheduling | None:
 @contextlib.contextmanager
 def no_gc_pauses() -> Iterator[None]:
     """Automatic garbage collection off for the block: the young generations collected and everything that
-    exists frozen first (no full collection: that is the 100-250 ms pause this avoids); after it, unfrozen
-    and automatic collection back on. Nested and concurrent holders: collection resumes when the last leaves."""
+    exists frozen first (no full collection: that is the 100-250 ms pause this avoids); after it, automatic
+    collection back on, and what was frozen left frozen (see the module's notes). Nested and concurrent
+    holders: collection resumes when the last leaves."""
     global _gc_holds
     if not _enabled:
         yield
@@ -175,8 +180,14 @@ def no_gc_pauses() -> Iterator[None]:
         with _gc_lock:
             _gc_holds -= 1
             if _gc_holds == 0:
-                gc.unfreeze()
                 gc.enable()
+
+
+def keep_out_of_collections() -> None:
+    """In a long-running process once its long-lived state exists (the rig core, serving): everything alive
+    frozen out of every later collection's reach, without collecting first (that is the pause avoided)."""
+    if _enabled:
+        gc.freeze()
 
 
 def collect_young_if_due() -> None:
