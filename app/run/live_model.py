@@ -346,7 +346,7 @@ class LiveModel:
                   f"angles {_fmt(s.joint_angles_deg)} deg, tendons {_fmt(s.tendon_force_N)} N")
 
     def _say(self, message: str) -> None:
-        self.hub.event(EventKind.MODEL, MODEL_SOURCE, message[:500])  # the session's events table keeps 512 bytes
+        self.hub.event(EventKind.MODEL, MODEL_SOURCE, message)   # the recorder fits it to the events table
 
 
 def _finite(values: np.ndarray) -> bool:

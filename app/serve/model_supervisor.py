@@ -227,7 +227,7 @@ class ModelSupervisor:
         self.say(EventKind.DROPS, json.dumps(counts))
 
     def say(self, kind: EventKind, message: str) -> None:
-        self.hub.event(kind, MODEL_SOURCE, message[:500])   # the session's events table keeps 512 bytes
+        self.hub.event(kind, MODEL_SOURCE, message)   # the recorder fits it to the events table
 
 
 class ModelProcessHost:
