@@ -76,6 +76,14 @@ def add_parser(sub) -> None:
     bench_fit.add_argument("--repeats", type=positive_int, default=1, help="fits on each (median)")
     bench_fit.add_argument("--json", action="store_true", help="print the numbers as JSON")
     bench_fit.set_defaults(run=_bench("uartlab.app.bench.fit", needs="rig"))
+    bench_core = bench_sub.add_parser("core", help="a rig core's start, its processes' CPU at rest, and its stop, "
+                                      "beside a bare `python -c pass`")
+    bench_core.add_argument("--rounds", type=positive_int, default=3, help="cores started and stopped (medians)")
+    bench_core.add_argument("--idle-seconds", type=positive_float, default=5.0,
+                            help="how long each core is left at rest to measure its CPU")
+    bench_core.add_argument("--rig", metavar="RIG_TOML", help="the rig file the core serves (default: the twin rig)")
+    bench_core.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    bench_core.set_defaults(run=_bench("uartlab.app.bench.core", needs="rig"))
     bench_cli = bench_sub.add_parser("cli", help="start-up time of every command's --help and --version "
                                      "beside a bare `python -c pass`")
     bench_cli.add_argument("--repeats", type=int, default=5, help="runs of each command (median and max)")
