@@ -46,6 +46,7 @@ PROFILE_VELOCITY_RAD_S = 4.0
 PROFILE_ACCEL_RAD_S2 = 40.0
 # est.: 20 control periods at 200 Hz; long enough for a GC pause, short enough to stop a dead host's servos.
 WATCHDOG_MS = 100.0
+SILENCE_LOOKBACK_S = 10.0   # a trip is seen at the first read after it: its silence ended moments before
 HW_ERROR_NAMES = {mx64.HW_INPUT_VOLTAGE: "input voltage", mx64.HW_OVERHEATING: "overheating",
                   mx64.HW_ENCODER: "motor encoder", mx64.HW_ELECTRICAL_SHOCK: "electrical shock",
                   mx64.HW_OVERLOAD: "overload"}
@@ -342,8 +343,10 @@ class Mx64Bus(Mx64Link):
             self.stats.goal_mismatches += 1
             self._event(dxl_id, "goal mismatch", f"goal register {goal[k]}, commanded {self._goal_ticks[k]}")
             if not self.p1 and self._read_item(dxl_id, "Bus Watchdog") == mx64.BUS_WATCHDOG_ERROR:
-                self._fault(sample, None, dxl_id, f"bus watchdog tripped (host silent > {self.watchdog_ms:g} ms); "
-                                                  "goals are refused until enable()")
+                silence_ms = 1e3 * self._require_port().longest_silence_s(SILENCE_LOOKBACK_S)
+                self._fault(sample, None, dxl_id, f"bus watchdog tripped (host silent > {self.watchdog_ms:g} ms; "
+                            f"this host's longest silence on the bus in the last {SILENCE_LOOKBACK_S:g} s: "
+                            f"{silence_ms:.0f} ms); goals are refused until enable()")
 
     def _fault(self, sample: ActuatorSample, hw: np.ndarray | None, dxl_id: int | None = None,
                what: str = "") -> None:

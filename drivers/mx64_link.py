@@ -82,6 +82,8 @@ class BusEvent:
 
 READ_WAIT_S = 0.002     # the longest wait for a status packet's next bytes before the SDK checks its timeout
 READ_YIELD_S = 100e-6   # where the port cannot be waited on (no select on it): a short sleep instead
+SILENCE_NOTED_S = 0.02  # a pause between instruction packets this long is kept: the Bus Watchdog's unit
+SILENCES_KEPT = 64
 
 
 class _Port(sdk.PortHandler):
@@ -93,6 +95,26 @@ class _Port(sdk.PortHandler):
     def __init__(self, name: str, min_timeout_ms: float | None):
         super().__init__(name)
         self.min_timeout_ms = min_timeout_ms
+        # This host's pauses between instruction packets (when each ended, how long): what the servos' Bus
+        # Watchdog measures, from this side, so a trip can say whether this host was the silent one.
+        self.silences: deque[tuple[float, float]] = deque(maxlen=SILENCES_KEPT)
+        self.last_write_s: float | None = None
+
+    def writePort(self, packet):  # noqa: N802 (the SDK's name)
+        now = time.monotonic()
+        if self.last_write_s is not None and now - self.last_write_s >= SILENCE_NOTED_S:
+            self.silences.append((now, now - self.last_write_s))
+        self.last_write_s = now
+        return super().writePort(packet)
+
+    def longest_silence_s(self, within_s: float) -> float:
+        """The longest this host sent nothing on the bus, over the last ``within_s`` (the pause going on now
+        included); 0 before anything was sent."""
+        if self.last_write_s is None:
+            return 0.0
+        now = time.monotonic()
+        recent = [silence for ended_s, silence in self.silences if now - ended_s <= within_s]
+        return max([now - self.last_write_s, *recent])
 
     def setPacketTimeout(self, packet_length):  # noqa: N802 (the SDK's name)
         super().setPacketTimeout(packet_length)

@@ -74,8 +74,17 @@ def _no_reply(m: re.Match, twin: bool) -> Said:
 
 
 def _watchdog(m: re.Match, twin: bool) -> Said:
-    return Said(f"the servos stopped on their own: this computer was silent for more than {m['ms']} ms and their "
-                "watchdog let go (they hold where they were)",
+    if m["silent_ms"] is not None and float(m["silent_ms"]) < float(m["ms"]):
+        # this computer kept talking: the servos (or, on a twin rig, the twin's own process) missed it
+        device = "the twin rig's servos" if twin else "the servos"
+        return Said(f"{device} stopped on their own: their watchdog let go after {m['ms']} ms, though this computer "
+                    f"paused at most {m['silent_ms']} ms (they hold where they were)",
+                    "the twin rig runs on this computer's CPU: keep other heavy work off it, then Acknowledge / "
+                    "reset and Start again" if twin else
+                    "check the servo bus cable (U2D2) and its USB port, then Acknowledge / reset and Start again")
+    paused = f" (it paused {m['silent_ms']} ms)" if m["silent_ms"] is not None else ""
+    return Said(f"the servos stopped on their own: this computer was silent for more than {m['ms']} ms{paused} and "
+                "their watchdog let go (they hold where they were)",
                 "Acknowledge / reset, then Start again; keep other heavy work off the rig computer")
 
 
@@ -87,7 +96,9 @@ RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
     (re.compile(r"MX-64 ID \d+ \((?P<servo>\w+)\): hardware error (?P<code>)(?P<names>[^:;]+): shut down"),
      _hardware_error),
     (re.compile(r"MX-64 ID (?P<servo>\d+ \(\w+\)): no reply to .* after \d+ tries"), _no_reply),
-    (re.compile(r"bus watchdog tripped \(host silent > (?P<ms>[\d.]+) ms\)"), _watchdog),
+    (re.compile(r"bus watchdog tripped \(host silent > (?P<ms>[\d.]+) ms"
+                r"(?:; this host's longest silence on the bus in the last [\d.]+ s: (?P<silent_ms>\d+) ms)?\)"),
+     _watchdog),
 )
 
 

@@ -226,6 +226,14 @@ class DxlBusTwin:
         with self._lock:
             self.servo(dxl_id).plugged = True
 
+    def trip_watchdog(self, dxl_id: int) -> None:
+        """The servo's Bus Watchdog lets go now, as if the host had been silent past it though it was not (what
+        a USB adapter holding packets back looks like from the servo). Torque on and the watchdog set, as the
+        firmware's own trip."""
+        with self._lock:
+            s = self.servo(dxl_id)
+            s.check_watchdog(s.last_heard + 1e3)
+
     def power_cycle(self, dxl_id: int) -> None:
         """Power off and on: like a reboot (the only recovery from a shutdown on Protocol 1.0)."""
         with self._lock:

@@ -8,10 +8,13 @@ The driver's packet timeout gets a 300 ms floor: on a loaded machine the twin's 
 
 from __future__ import annotations
 
+import re
+
 import dynamixel_sdk as sdk
 import numpy as np
 import pytest
 from conftest import wait_for
+from uartlab.app.gui.wording import for_operator
 from uartlab.drivers import mx64
 from uartlab.drivers.interfaces import DeviceError
 from uartlab.drivers.mx64_bus import CommError, Mx64Bus, ServoError
@@ -254,13 +257,40 @@ def test_a_tripped_bus_watchdog_is_detected(rig2):
     b.read()
     assert wait_for(lambda: rig2.twin.value(1, "Bus Watchdog") == mx64.BUS_WATCHDOG_ERROR)
     b.command(np.full(6, 0.002))
-    with pytest.raises(ServoError, match="bus watchdog tripped"):
+    with pytest.raises(ServoError, match="bus watchdog tripped") as trip:
         b.read()
     assert wait_for(lambda: not any(torque(rig2.plant)))
+    # the fault says how long this host itself was silent: here it was, while the test waited for the trip
+    assert silence_ms(trip.value) >= 40
+    said = for_operator(str(trip.value))
+    assert said is not None and "this computer was silent for more than 40 ms" in said.text
     b.watchdog_ms = 100.0
     b.enable()  # clears the trip and re-arms
     assert wait_for(lambda: rig2.twin.value(1, "Bus Watchdog") == 5)
     rig2.settle(np.full(6, 0.002), 0.5)
+
+
+def test_a_watchdog_trip_while_this_host_kept_talking_says_the_host_was_not_silent(rig2):
+    b = rig2.bus
+    b.enable()
+    b.command(np.full(6, 0.002))
+    for _ in range(10):
+        b.read()                      # polling, as the rig's servo reader does: never silent for long
+    rig2.twin.trip_watchdog(3)        # the servo lets go all the same (a USB adapter holding packets back)
+    with pytest.raises(ServoError, match="bus watchdog tripped") as trip:
+        b.read()
+    assert silence_ms(trip.value) < b.watchdog_ms
+    said = for_operator(str(trip.value))
+    assert said is not None and "though this computer paused at most" in said.text
+    assert "U2D2" in said.next_step
+    assert "this computer's CPU" in for_operator(str(trip.value), twin=True).next_step
+
+
+def silence_ms(fault: Exception) -> int:
+    """This host's longest silence, as the driver's watchdog fault gives it."""
+    found = re.search(r"longest silence on the bus in the last [\d.]+ s: (\d+) ms", str(fault))
+    assert found, fault
+    return int(found[1])
 
 
 def test_ctrl_c_during_command_turns_torque_off(rig, monkeypatch):
