@@ -4,8 +4,9 @@ Each round starts `uartlab rig serve` as an operator does (on the twin rig by de
 process and its live-model process) and measures
 
 - ready: from the start until the core answers a client's hello;
-- the CPU each of its processes had used by then, and the share of a core each uses at rest (no client, no
-  run: the device streams, the interlocks' inputs, the twin's devices) over ``--idle-seconds``;
+- the CPU each of its processes had used by then, and in the ``--settle-seconds`` after it (the live model
+  warms its kernels once the core answers), then the share of a core each uses at rest (no client, no run:
+  the device streams, the interlocks' inputs, the twin's devices) over ``--idle-seconds``;
 - stop: from SIGTERM until the core has exited (it stops its run, recording, model and twin first).
 
 A bare ``python -c pass`` runs in the same rounds: the floor under any start, and the yardstick for a loaded
@@ -71,7 +72,7 @@ def _answers(address: str) -> bool:
         return False
 
 
-def one_round(rig: str | None, idle_s: float) -> dict:
+def one_round(rig: str | None, idle_s: float, settle_s: float) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="uartlab-bench-core-"))
     address = f"ipc://{folder / 'core'}"
     command = [*uartlab_command(), "rig", "serve", "--core", address, *(["--rig", rig] if rig else [])]
@@ -89,6 +90,8 @@ def one_round(rig: str | None, idle_s: float) -> dict:
                 ready_s = time.perf_counter() - started
                 processes = {core.pid: "core", **_children(core.pid)}
                 at_ready = {pid: _cpu_s(pid) or 0.0 for pid in processes}
+                time.sleep(settle_s)
+                settled = {pid: _cpu_s(pid) for pid in processes}
                 time.sleep(idle_s)
                 after_idle = {pid: _cpu_s(pid) for pid in processes}
                 stopping = time.perf_counter()
@@ -103,19 +106,21 @@ def one_round(rig: str | None, idle_s: float) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
     per_process = {}
     for pid, name in processes.items():
-        idle_cpu = after_idle[pid]
-        idle_percent = None if idle_cpu is None else 100 * (idle_cpu - at_ready[pid]) / idle_s
-        per_process[name] = {"cpu_to_ready_s": at_ready[pid], "idle_cpu_percent": idle_percent}
+        then, idle_cpu = settled[pid], after_idle[pid]
+        per_process[name] = {
+            "cpu_to_ready_s": at_ready[pid],
+            "cpu_settling_s": None if then is None else then - at_ready[pid],
+            "idle_cpu_percent": None if idle_cpu is None or then is None else 100 * (idle_cpu - then) / idle_s}
     return {"ready_s": ready_s, "stop_s": stop_s, "processes": per_process}
 
 
-def measure(rounds: int, idle_s: float, rig: str | None) -> dict:
+def measure(rounds: int, idle_s: float, rig: str | None, settle_s: float = 3.0) -> dict:
     if not Path("/proc/self/stat").exists():
         raise RuntimeError("uartlab bench core reads each process's CPU from /proc: Linux only")
     results, bare = [], []
     for _ in range(rounds):
         bare.append(time_once([sys.executable, "-c", "pass"]))
-        results.append(one_round(rig, idle_s))
+        results.append(one_round(rig, idle_s, settle_s))
     names = list(dict.fromkeys(name for r in results for name in r["processes"]))
 
     def median_of(name: str, key: str) -> float | None:
@@ -124,31 +129,33 @@ def measure(rounds: int, idle_s: float, rig: str | None) -> dict:
 
     ready, bare_s = statistics.median(r["ready_s"] for r in results), statistics.median(bare)
     return {
-        "rounds": rounds, "idle_seconds": idle_s, "rig": rig or "the twin rig (app/data/twin_rig.toml)",
+        "rounds": rounds, "settle_seconds": settle_s, "idle_seconds": idle_s,
+        "rig": rig or "the twin rig (app/data/twin_rig.toml)",
         "python": sys.version.split()[0], "cpus": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "bare_median_s": bare_s, "ready_median_s": ready, "ready_ratio_to_bare": ready / bare_s,
         "stop_median_s": statistics.median(r["stop_s"] for r in results),
-        "processes": {name: {"cpu_to_ready_s": median_of(name, "cpu_to_ready_s"),
-                             "idle_cpu_percent": median_of(name, "idle_cpu_percent")} for name in names},
+        "processes": {name: {key: median_of(name, key) for key in ("cpu_to_ready_s", "cpu_settling_s",
+                                                                   "idle_cpu_percent")} for name in names},
         "idle_cpu_percent_total": sum(median_of(name, "idle_cpu_percent") or 0.0 for name in names),
         "results": results,
     }
 
 
 def main(args: argparse.Namespace) -> int:
-    result = measure(args.rounds, args.idle_seconds, args.rig)
+    result = measure(args.rounds, args.idle_seconds, args.rig, args.settle_seconds)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"a rig core started, left at rest {result['idle_seconds']:g} s and stopped, {result['rounds']} rounds "
+    print(f"a rig core started, left {result['settle_seconds']:g} s to settle and {result['idle_seconds']:g} s at "
+          f"rest, stopped; {result['rounds']} rounds "
           f"(medians; {result['rig']}; {result['cpus']} CPUs, load {result['load_average_1min']:.1f})")
     print(f"  ready (answers a hello)  {result['ready_median_s']:6.2f} s   "
           f"{result['ready_ratio_to_bare']:.0f}x a bare `{BARE}` ({result['bare_median_s']:.3f} s)")
     print(f"  stop (SIGTERM to exit)   {result['stop_median_s']:6.2f} s")
-    print(f"  {'process':<12} {'CPU to ready s':>15} {'at rest, % of a core':>21}")
+    print(f"  {'process':<12} {'CPU to ready s':>15} {'then settling s':>16} {'at rest, % of a core':>21}")
     for name, p in result["processes"].items():
-        to_ready = "-" if p["cpu_to_ready_s"] is None else f"{p['cpu_to_ready_s']:.2f}"
-        idle = "-" if p["idle_cpu_percent"] is None else f"{p['idle_cpu_percent']:.0f}"
-        print(f"  {name:<12} {to_ready:>15} {idle:>21}")
-    print(f"  {'all':<12} {'':>15} {result['idle_cpu_percent_total']:>21.0f}")
+        cells = [("-" if p[key] is None else f"{p[key]:{spec}}") for key, spec in
+                 (("cpu_to_ready_s", ".2f"), ("cpu_settling_s", ".2f"), ("idle_cpu_percent", ".0f"))]
+        print(f"  {name:<12} {cells[0]:>15} {cells[1]:>16} {cells[2]:>21}")
+    print(f"  {'all':<12} {'':>15} {'':>16} {result['idle_cpu_percent_total']:>21.0f}")
     return 0

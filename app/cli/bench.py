@@ -79,6 +79,8 @@ def add_parser(sub) -> None:
     bench_core = bench_sub.add_parser("core", help="a rig core's start, its processes' CPU at rest, and its stop, "
                                       "beside a bare `python -c pass`")
     bench_core.add_argument("--rounds", type=positive_int, default=3, help="cores started and stopped (medians)")
+    bench_core.add_argument("--settle-seconds", type=positive_float, default=3.0,
+                            help="how long each core is left to finish starting (the live model warms) before")
     bench_core.add_argument("--idle-seconds", type=positive_float, default=5.0,
                             help="how long each core is left at rest to measure its CPU")
     bench_core.add_argument("--rig", metavar="RIG_TOML", help="the rig file the core serves (default: the twin rig)")

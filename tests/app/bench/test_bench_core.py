@@ -32,15 +32,15 @@ def _cores_serving() -> set[int]:
 def test_the_bench_starts_rests_and_stops_a_real_core_and_reports_each_process(tmp_path):
     before = set(Path(tempfile.gettempdir()).glob("uartlab-bench-core-*"))
     done = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "bench", "core", "--rounds", "2",
-                           "--idle-seconds", "1", "--json"], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+                           "--settle-seconds", "1", "--idle-seconds", "1", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert report["rounds"] == 2 and len(report["results"]) == 2
     # the core and what it starts on a twin rig: its twin rig and its live model, each a process of its own
     assert set(report["processes"]) == {"core", "twin", "live model"}, report["processes"]
     for name, p in report["processes"].items():
-        assert p["cpu_to_ready_s"] > 0, name
+        assert p["cpu_to_ready_s"] > 0 and p["cpu_settling_s"] >= 0, name
         assert 0 < p["idle_cpu_percent"] < 100 * (os.cpu_count() or 1), name   # at rest, the streams keep going
     assert report["idle_cpu_percent_total"] == pytest.approx(
         sum(p["idle_cpu_percent"] for p in report["processes"].values()))
