@@ -114,12 +114,14 @@ def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
     started, shown, said, acted = time.monotonic(), "", 0, 0
     prompt = _Prompt(core)
     while True:
+        # Ctrl-C first, as soon as it woke us: an E-stop never waits behind a status round trip (which, while
+        # the core closes an aborted run's file, takes as long as the closing).
+        acted = _act_on(interrupts, acted, core)
         status = core.status()
         run = status["run"]
         for warning in run.get("warnings", [])[said:]:
             print(f"warning: {warning}", file=sys.stderr, flush=True)
         said = len(run.get("warnings", []))
-        acted = _act_on(interrupts, acted, core)
         if run["state"] == "over":
             break
         if run.get("operator_needed") and acted == 0:
