@@ -28,11 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from uartlab.app.bench.startup import time_once, uartlab_command
+from uartlab.app.bench.startup import BARE, time_once, uartlab_command
+from uartlab.app.serve.client import core_answers
 
 READY_TIMEOUT_S = 120.0   # a cold kernel cache compiles the twin's plant first
 STOP_TIMEOUT_S = 60.0
-BARE = "python -c pass"
 
 
 def _cpu_s(pid: int) -> float | None:
@@ -62,16 +62,6 @@ def _children(pid: int) -> dict[int, str]:
     return out
 
 
-def _answers(address: str) -> bool:
-    from uartlab.app.serve.client import CoreClient, NoCoreError
-
-    try:
-        with CoreClient(address, timeout_s=0.5, subscribe=False):
-            return True
-    except NoCoreError:
-        return False
-
-
 def one_round(rig: str | None, idle_s: float, settle_s: float) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="uartlab-bench-core-"))
     address = f"ipc://{folder / 'core'}"
@@ -82,7 +72,7 @@ def one_round(rig: str | None, idle_s: float, settle_s: float) -> dict:
             started = time.perf_counter()
             core = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
             try:
-                while not _answers(address):
+                while not core_answers(address):
                     if core.poll() is not None or time.perf_counter() - started > READY_TIMEOUT_S:
                         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
                         raise RuntimeError(f"the core did not come up: {tail[0]}")

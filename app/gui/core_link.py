@@ -39,7 +39,6 @@ from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
 START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
-PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 ATTACH_TIMEOUT_S = 10.0    # a core known to be there (its lock, its answer) but slow on a busy PC
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
 STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
@@ -80,6 +79,7 @@ class CoreLink:
         ``streams``: mirror only these (and the events; None: all): what the window draws, so the mirror
         thread does not decode at the window's expense what nobody looks at. ``check``: called before a core
         is started (the rig.toml read here, so bad input is one line at once, not a core that dies)."""
+        from uartlab.app.serve.client import core_answers
         from uartlab.app.serve.endpoints import core_holds, endpoints_for
 
         address = endpoints_for(address).base
@@ -188,17 +188,6 @@ class CoreLink:
                 end_process(self.process, STOP_TIMEOUT_S, wait_first_s=SHUTDOWN_TIMEOUT_S)
 
 
-def core_answers(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """Does a core answer at ``address`` within ``timeout_s``?"""
-    from uartlab.app.serve.client import CoreClient, NoCoreError
-
-    try:
-        with CoreClient(address, timeout_s=timeout_s, subscribe=False):
-            return True
-    except NoCoreError:
-        return False
-
-
 def _attach(address: str, streams: Iterable[str] | None) -> tuple[Any, Subscription]:
     """A client mirroring every stream of the core into a fresh Hub, the core's last seconds first, and the
     window's subscription to that hub, made before anything is published into it."""
@@ -235,6 +224,8 @@ def start_core(address: str, rig_toml: str, log_path: Path | None = None) -> sub
 
 def wait_for_core(address: str, process: subprocess.Popen, timeout_s: float = START_TIMEOUT_S) -> None:
     """Until the core we started answers; if it exits first, its last words (bad input is one line)."""
+    from uartlab.app.serve.client import core_answers
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 1.0    # a core on this machine answers in milliseconds; `uartlab estop` gives up after this
 REQUEST_TIMEOUT_S = 10.0   # est.: the slowest request (a recording's close flushing its file) takes ~1-2 s
 PUSH_LINGER_MS = 2000      # est.: a model's last samples reach a core on this machine in milliseconds
+PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 RCVHWM = 10_000            # ~10 s of every stream at the twin's rates, while the mirror thread catches up
 # The client raises the error the core met, by kind (app/serve/runs.py ERROR_KINDS), so a CLI exits as if local.
 _KINDS: dict[str, type[Exception]] = {k.__name__: k for k in (ConfigError, InputFileError, DeviceError, OutputError,
@@ -290,6 +291,15 @@ class CoreClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def core_answers(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """Does a core answer at ``address`` within ``timeout_s``?"""
+    try:
+        with CoreClient(address, timeout_s=timeout_s, subscribe=False):
+            return True
+    except NoCoreError:
+        return False
 
 
 def _stream(item: Record | Event) -> str:

@@ -95,7 +95,7 @@ def core_process(address, tmp_path, rig_toml):
     proc = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address,
                              "--rig", rig_toml],
                             stdout=log, stderr=subprocess.STDOUT)
-    from uartlab.app.gui.core_link import core_answers
+    from uartlab.app.serve.client import core_answers
 
     deadline = time.monotonic() + 60
     while not core_answers(address):
