@@ -335,8 +335,14 @@ class _Spare:
     @classmethod
     def prepare_next(cls) -> None:
         """After a twin is up (not while it starts: both would compete for the CPU), the next one's spare."""
+        if cls.keep:
+            cls.start_ahead()
+
+    @classmethod
+    def start_ahead(cls) -> None:
+        """The next twin's spare, loading its kernels now, unless one is kept already."""
         with cls.lock:
-            if cls.keep and cls.kept is None:
+            if cls.kept is None:
                 cls.kept = cls(warm=True)
 
     @classmethod
@@ -363,9 +369,7 @@ def keep_spares(enabled: bool) -> None:
 def start_twin_ahead() -> None:
     """Start this process's next twin process now, loading its kernels, so that it loads while this process
     still imports what it needs (the rig core: about a second each, on two cores)."""
-    with _Spare.lock:
-        if _Spare.kept is None:
-            _Spare.kept = _Spare(warm=True)
+    _Spare.start_ahead()
 
 
 def start_twin_process(config: RigConfig) -> TwinProcess:
