@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import gc
 import os
@@ -19,13 +18,12 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # What the window remembers (app/gui/settings.py) goes to a folder of this test session's own, never the
-# operator's; subprocesses the tests start inherit it. Removed when the session ends.
+# operator's; subprocesses the tests start inherit it. Removed when the session ends (pytest_unconfigure).
 os.environ["UARTLAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="uartlab-test-config-")
-atexit.register(shutil.rmtree, os.environ["UARTLAB_CONFIG_DIR"], True)
 # A rig core the tests start (`uartlab run` starts one when none answers) listens in this session's own folder,
 # never at the user's default address, where a core of the operator's (or of another test session) may run.
 os.environ["UARTLAB_CORE"] = "ipc://" + os.path.join(tempfile.mkdtemp(prefix="uartlab-test-core-"), "core")
-atexit.register(shutil.rmtree, os.path.dirname(os.environ["UARTLAB_CORE"][len("ipc://"):]), True)
+SESSION_FOLDERS = (os.environ["UARTLAB_CONFIG_DIR"], os.path.dirname(os.environ["UARTLAB_CORE"][len("ipc://"):]))
 try:  # Qt's own user settings too (a QFileDialog saves its state in QtProject.conf), in this process
     from PySide6.QtCore import QSettings
 except ImportError:
@@ -38,6 +36,12 @@ from uartlab.sim import Finger, FingerParams  # noqa: E402
 
 # Fixtures that bring up a twin rig of their own: a test using one runs with the rig tests.
 RIG_FIXTURES = frozenset({"twin_session_file"})
+
+
+def pytest_unconfigure(config):
+    """This session's own folders go (an xdist worker ends without running atexit handlers)."""
+    for folder in SESSION_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_itemcollected(item):

@@ -36,6 +36,17 @@ def qt_app():
     return app
 
 
+def close_for_good(window) -> None:
+    """Close ``window`` and delete it now, not at some later turn of the event loop: a window that outlived
+    its scratch settings (app/gui/settings.py) would be closed again at exit and save into their removed
+    folder, making it anew."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    window.close()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(window, QEvent.Type.DeferredDelete)
+
+
 # Qt's offscreen platform (tests, benchmarks, screenshots) warns this on every window resize: not the
 # operator's concern, and a stream of it hides what is.
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"

@@ -182,8 +182,9 @@ def measure_memory(window, hub, synth, rates, hours: float) -> dict:
     return out
 
 
-def _measure(app, window, stream_specs, fn) -> dict:
+def _measure(window, stream_specs, fn) -> dict:
     """One measurement on a fresh window attached to a hub of the rig's streams; the window closed after."""
+    from uartlab.app.gui.app import close_for_good
     from uartlab.hub import Hub
 
     window.frame_timer.stop()  # the benchmark drives the frames itself
@@ -197,9 +198,7 @@ def _measure(app, window, stream_specs, fn) -> dict:
     try:
         return fn(window, hub)
     finally:
-        window.close()  # saves its settings (into the scratch folder)
-        window.deleteLater()
-        app.processEvents()
+        close_for_good(window)  # saves its settings (into the scratch folder) while that is there
 
 
 def main(args: argparse.Namespace) -> int:
@@ -225,7 +224,7 @@ def main(args: argparse.Namespace) -> int:
     for label, fn in (("frame_rate", lambda w, h: measure_fps(w, app, h, synth, rates, args.seconds)),
                       ("memory", lambda w, h: measure_memory(w, h, reused, rates, args.hours))):
         with scratch_settings() as settings:  # the operator's settings stay untouched
-            results[label] = _measure(app, MainWindow(settings), stream_specs, fn)
+            results[label] = _measure(MainWindow(settings), stream_specs, fn)
     fr, mem = results["frame_rate"], results["memory"]
     results["fps_ok"] = fr["fps"] >= GOAL_FPS
     results["memory_ok"] = abs(mem["growth_mb"]) <= MEM_TOLERANCE_MB

@@ -106,7 +106,7 @@ def _drops(window) -> int:
 
 def main(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from uartlab.app.gui.app import qt_app
+    from uartlab.app.gui.app import close_for_good, qt_app
     from uartlab.app.gui.qt_platform import check
 
     check()
@@ -114,8 +114,10 @@ def main(args: argparse.Namespace) -> int:
 
     window_raised = not args.normal_priority and raise_window_priority()   # as `uartlab gui` does
     app = qt_app()
+    from uartlab.app.gui.core_link import SHUTDOWN_TIMEOUT_S, STOP_TIMEOUT_S
     from uartlab.app.gui.main_window import MainWindow
     from uartlab.app.gui.settings import scratch_settings
+    from uartlab.processes import end_process
 
     with tempfile.TemporaryDirectory(prefix="uartlab-bench-gui-") as tmp, scratch_settings() as settings:
         address = args.core or f"ipc://{Path(tmp) / 'core'}"   # a private core unless one is named
@@ -126,13 +128,14 @@ def main(args: argparse.Namespace) -> int:
         try:
             result = measure_live(app, window, args.suite, args.trial, args.seconds)
         finally:
-            ops = window.ops
-            if ops.core is not None and ops.phase is not None:
+            core = window.ops.core
+            private_core = core.process if core is not None and core.started_here else None
+            if core is not None and window.ops.phase is not None:
                 with contextlib.suppress(Exception):   # the core shuts down (and aborts) anyway
-                    ops.core.request("abort", why="bench over")
-            window.close()
-            window.deleteLater()
-            app.processEvents()
+                    core.request("abort", why="bench over")
+            close_for_good(window)
+            if private_core is not None:   # gone, its twin with it, before its folder is removed
+                end_process(private_core, STOP_TIMEOUT_S, wait_first_s=SHUTDOWN_TIMEOUT_S)
     result.update(goal_fps=GOAL_FPS, fps_ok=result["fps"] >= GOAL_FPS, suite=args.suite, trial=args.trial,
                   cpus=os.cpu_count(), window_nice=os.getpriority(os.PRIO_PROCESS, 0), window_raised=window_raised)
     if args.json:

@@ -15,7 +15,9 @@ arguments on stdin), so a process that starts many twins can have the next one l
 (``keep_spares``). It inherits the environment, so it uses the same kernel cache ($UARTLAB_CACHE_DIR).
 Its stderr goes to ``log_path``, removed by a clean ``stop()`` and kept when this process dies: the twin
 then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile) and logs what it saw. A spare
-whose process dies before it is used removes its own log (it has nothing to tell).
+whose process dies before it is used removes its own log (it has nothing to tell). A log that a kill -9 of
+the whole tree left empty is removed by the next process that starts a twin: its name carries the pid of the
+process it was started for.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 
 START_TIMEOUT_S = 120.0   # a cold kernel cache compiles the plant first: a minute on a busy 2-core machine
 STOP_TIMEOUT_S = 10.0
+LOG_PREFIX = "uartlab-twin-"   # then the pid of the process the twin was started for, in the temporary folder
 ORPHAN_GRACE_S = 5.0      # several Bus Watchdog periods (the rig's default is 100 ms, at most 2.54 s)
 
 
@@ -317,7 +321,8 @@ class _Spare:
     lock = threading.Lock()
 
     def __init__(self, warm: bool = False):
-        fd, name = tempfile.mkstemp(prefix="uartlab-twin-", suffix=".log")
+        _sweep_empty_logs()
+        fd, name = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{os.getpid()}-", suffix=".log")
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
         command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", "--log", name,
                    *(["--warm"] if warm else [])]
@@ -357,6 +362,30 @@ class _Spare:
             process.wait()
             spare.log.close()
             spare.log_path.unlink(missing_ok=True)
+
+
+def _sweep_empty_logs(min_age_s: float = 60.0) -> None:
+    """Remove twin logs that a kill -9 left empty: of a gone process, untouched for ``min_age_s`` (its twin has
+    stopped by then, after its orphan grace, or it would have written why)."""
+    now = time.time()
+    for path in Path(tempfile.gettempdir()).glob(f"{LOG_PREFIX}*.log"):
+        try:
+            pid = int(path.name.removeprefix(LOG_PREFIX).split("-")[0])
+            stat = path.stat()
+        except (ValueError, OSError):
+            continue
+        if stat.st_size == 0 and now - stat.st_mtime > min_age_s and not _alive(pid) and stat.st_uid == os.getuid():
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def keep_spares(enabled: bool) -> None:

@@ -5,6 +5,7 @@ status says whether it met its own, and the report must describe what happened."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -15,8 +16,11 @@ pytestmark = pytest.mark.slow   # a rig core, its twin rig and the live model
 
 
 def test_the_bench_draws_the_window_during_a_real_trial_and_reports_what_reached_it(tmp_path):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     done = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "bench", "gui", "--live", "--seconds", "1.5",
-                           "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                           "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env=dict(os.environ, TMPDIR=str(temporary)))
     assert done.returncode in (0, 1), done.stderr[-2000:]
     report = json.loads(done.stdout)
     assert done.returncode == (0 if report["fps_ok"] else 1)
@@ -30,4 +34,5 @@ def test_the_bench_draws_the_window_during_a_real_trial_and_reports_what_reached
     assert {RUNNER_STREAM, MODEL_STREAM, ACTUATORS.stream, DAQ.stream, JOINTS_IK.stream} <= received, received
     assert received <= {*WATCHED_STREAMS, RUNNER_STREAM, MODEL_STREAM, "events"}, received
     assert report["points_per_frame"] > 0
-    assert list(tmp_path.iterdir()) == []   # its core and recordings were its own, removed
+    assert list(tmp_path.iterdir()) == [temporary]   # its core, recordings and settings were its own, removed
+    assert list(temporary.iterdir()) == []

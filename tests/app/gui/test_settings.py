@@ -13,8 +13,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QCoreApplication, QEvent  # noqa: E402
+from PySide6.QtCore import QCoreApplication  # noqa: E402
 from uartlab.app.gui import settings as gui_settings  # noqa: E402
+from uartlab.app.gui.app import close_for_good  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 
 
@@ -53,20 +54,22 @@ def test_scratch_settings_are_saved_in_their_own_folder_and_removed(qtbot):
         window.close()  # saves every setting and syncs: Qt writes a temp file and renames it over the target
         assert path.is_file() and "geometry" in path.read_text()
         assert path.parent != Path(os.devnull).parent
-        window.deleteLater()   # not closed again once the folder is gone (the save would make it anew)
-        QCoreApplication.sendPostedEvents(window, QEvent.Type.DeferredDelete)
+        close_for_good(window)   # not closed again once the folder is gone (the save would make it anew)
+    QCoreApplication.processEvents()
     assert not path.parent.exists()
     assert _dev_null_is_a_device()
 
 
 @pytest.mark.slow
 @pytest.mark.compute
-def test_bench_gui_leaves_dev_null_and_the_operators_settings_alone(tmp_path):
-    operator = tmp_path / "operator-config"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", UARTLAB_CONFIG_DIR=str(operator))
+def test_bench_gui_leaves_dev_null_the_operators_settings_and_the_temporary_folder_alone(tmp_path):
+    operator, temporary = tmp_path / "operator-config", tmp_path / "tmp"
+    temporary.mkdir()
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", UARTLAB_CONFIG_DIR=str(operator), TMPDIR=str(temporary))
     proc = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "bench", "gui", "--seconds", "0.2",
                            "--hours", "0.0175", "--json"], capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode in (0, 1), proc.stderr  # 1: the fps goal missed in 0.2 s on a loaded machine
     assert "memory" in json.loads(proc.stdout)
     assert _dev_null_is_a_device()
     assert not operator.exists()
+    assert list(temporary.iterdir()) == []    # its scratch settings removed, not made anew at exit

@@ -10,6 +10,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -18,10 +19,11 @@ import numpy as np
 import pytest
 import zmq
 from conftest import wait_for
+from uartlab.app.rig import twin_process
 from uartlab.app.rig.config import default_rig_config
 from uartlab.app.rig.rig import Rig
 from uartlab.app.rig.twin_control import TwinControl
-from uartlab.app.rig.twin_process import ORPHAN_GRACE_S, TwinProcess
+from uartlab.app.rig.twin_process import LOG_PREFIX, ORPHAN_GRACE_S, TwinProcess
 from uartlab.errors import DeviceError
 
 pytestmark = pytest.mark.slow   # each test brings up a twin process
@@ -158,3 +160,30 @@ def test_a_twin_outlives_its_killed_parent_for_the_grace_period_while_the_watchd
             parent.wait()
         if twin:
             Path(twin["log"]).unlink(missing_ok=True)   # a parent that dies leaves its twin's log for a post-mortem
+
+
+def _log_of(pid: int, content: str, age_s: float) -> Path:
+    path = Path(tempfile.gettempdir()) / f"{LOG_PREFIX}{pid}-test{age_s:g}{len(content)}.log"
+    path.write_text(content)
+    os.utime(path, (time.time() - age_s, time.time() - age_s))
+    return path
+
+
+def test_empty_logs_a_kill_9_of_the_whole_tree_left_are_removed_by_the_next_twin_start():
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left_empty = _log_of(gone.pid, "", age_s=120.0)
+    telling = _log_of(gone.pid, "twin: parent process is gone\n", age_s=120.0)   # a post-mortem: kept
+    just_started = _log_of(gone.pid, "", age_s=0.0)          # its twin may not have written yet
+    of_a_live_process = _log_of(os.getpid(), "", age_s=120.0)
+    try:
+        spare = twin_process._Spare()   # what every twin start does first
+        spare.process.kill()
+        spare.process.wait()
+        spare.log.close()
+        spare.log_path.unlink()
+        assert not left_empty.exists()
+        assert telling.exists() and just_started.exists() and of_a_live_process.exists()
+    finally:
+        for path in (left_empty, telling, just_started, of_a_live_process):
+            path.unlink(missing_ok=True)
