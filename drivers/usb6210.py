@@ -56,6 +56,7 @@ TIMEOUT_CODE = -200284
 # A read's wait beyond its block: longer than the stale limits rigs run with (0.25 s, a twin rig's 1 s), so a
 # stalled stream trips the interlock first, and this timeout is the backstop for a server that is gone.
 READ_SLACK_S = 2.0
+LATE_WAKE_S = 0.1   # a consumer's wait that returns this much after its deadline: this process was held up
 POT_NAME, REFERENCE_NAME, GAUGE_NAME = "pot{}", "pot_ref", "gauge{}"  # virtual channel names in blocks
 
 
@@ -203,7 +204,9 @@ class Usb6210:
 
     def blocks(self, timeout_s: float | None = None) -> Iterator[AnalogBlock]:
         """Blocks in order until stop(). DeviceError when acquisition failed, or when no block came within
-        timeout_s (a running 6210 always delivers)."""
+        timeout_s (a running 6210 always delivers). A wait that wakes late means this process was held up
+        (a loaded machine, a VM paused), the reader thread with it: the reader gets timeout_s again from then,
+        since the silence was ours, not the device's."""
         while True:
             with self._cond:
                 deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -212,6 +215,8 @@ class Usb6210:
                     if left is not None and left <= 0:
                         raise DeviceError(self.name, f"no samples for {timeout_s:g} s")
                     self._cond.wait(left)
+                    if deadline is not None and time.monotonic() - deadline > LATE_WAKE_S:
+                        deadline = time.monotonic() + timeout_s
                 if self._queue:
                     block = self._queue.popleft()
                 elif self._error is not None:

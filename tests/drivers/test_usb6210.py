@@ -6,6 +6,8 @@ present value plus fresh noise and the converted forces and wrench can be checke
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 
@@ -127,6 +129,18 @@ def test_a_starved_reader_overflows_the_daq_buffer_restarts_and_records_the_gap(
     assert 0 < daq.stats.restart_start_s < 1.0
     assert np.median(np.abs(lag_s)) < 0.01 + daq.stats.restart_start_s, (lag_s, daq.stats.restart_start_s)
     assert np.all(np.abs(lag_s) < 0.05 + daq.stats.restart_start_s), lag_s
+
+
+def test_a_whole_process_held_up_past_the_consumers_timeout_is_not_a_silent_device(make_daq):
+    """The process stopped (a loaded machine, a paused VM) longer than blocks()'s timeout: on waking, the
+    consumer's wait is over, but the reader has not yet had its turn. The stream goes on."""
+    daq = make_daq(rate_hz=RATE_HZ)
+    daq.start()
+    take(daq, 2)
+    subprocess.Popen(["sh", "-c", f"kill -STOP {os.getpid()}; sleep 1.5; kill -CONT {os.getpid()}"])
+    blocks = take(daq, 60, timeout_s=1.0)   # waits through the stop: 0.5 s past its timeout
+    assert_accounted_for(blocks)
+    assert daq.stats.overflows == 0
 
 
 @pytest.mark.parametrize("time_scale", [1.0, 2.0])
