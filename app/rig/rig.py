@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Device = TypeVar("_Device")
+TWIN_EXIT_WAIT_S = 0.2   # a killed twin's connections close a moment before its exit can be read
 
 
 def _opened(device: _Device | None, name: str) -> _Device:
@@ -114,7 +115,8 @@ class _Stream:
             self.loop(self)
             self.state = "stopped"
         except Exception as exc:  # any failure ends this device only; the others keep streaming
-            self.state, self.errors, self.last_error = "failed", self.errors + 1, f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}{self.rig.twin_ended()}"
+            self.state, self.errors, self.last_error = "failed", self.errors + 1, error
             log.warning("%s stream failed: %s", self.name, self.last_error)
             if not self.rig._stopping.is_set():
                 self.rig.hub.event(EventKind.FAULT, self.name, f"{self.device} stream stopped: {self.last_error}")
@@ -263,6 +265,13 @@ class Rig:
         clients of a rig core to reach; None on hardware or with the twin in this process."""
         endpoints = getattr(self._twin, "endpoints", None)   # a TwinProcess's dict; a TwinRig's is a method
         return endpoints.get("control") if isinstance(endpoints, dict) else None
+
+    def twin_ended(self) -> str:
+        """" (the twin process ... was killed by SIGKILL)" once a twin process has ended, else "": what a
+        device's failure on a twin rig comes down to, said with it."""
+        ended = getattr(self._twin, "ended", None)   # a TwinProcess; an in-process TwinRig ends with us
+        said = ended(wait_s=TWIN_EXIT_WAIT_S) if ended is not None and not self._stopping.is_set() else None
+        return f" ({said})" if said else ""
 
     def _twin_plant_opened(self) -> TwinPlant | Plant:
         plant = self.twin_plant
@@ -433,5 +442,6 @@ class Rig:
                 stream.publish(record, sample.device_time_s, sample.host_time_s)
             if not got and not stalled and not self._stopping.is_set():
                 # Motive may come back (a network blip, Motive restarted): say so, keep listening.
-                stalled = True
-                self.hub.event(EventKind.DEVICE, "mocap", "no OptiTrack frame for 0.5 s: is Motive streaming?")
+                stalled, stream.state = True, "silent"
+                self.hub.event(EventKind.DEVICE, "mocap",
+                               f"no OptiTrack frame for 0.5 s: is Motive streaming?{self.twin_ended()}")

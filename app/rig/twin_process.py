@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -277,6 +278,18 @@ class TwinProcess:
             return ""
         lines = [line.strip() for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
         return lines[-1] if lines else ""
+
+    def ended(self, wait_s: float = 0.0) -> str | None:
+        """How the twin process ended ("the twin process (pid N) was killed by SIGKILL"), waiting up to
+        ``wait_s`` for it (its connections close a moment before it can be reaped); None while it runs."""
+        if self.process is None:
+            return None
+        try:
+            code = self.process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            return None
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        return f"the twin process (pid {self.process.pid}) {how}"
 
     @property
     def pid(self) -> int | None:

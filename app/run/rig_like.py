@@ -31,7 +31,8 @@ class DeviceHealth:
     """What a rig says of one stream's device (``RigLike.health()``)."""
 
     device: str
-    state: str                  # "starting", "streaming", "failed", "stopped"
+    state: str                  # "starting", "streaming", "silent" (nothing for a while, still listening),
+                                # "failed", "stopped"
     rate_hz: float              # samples per second over the last second
     samples: int
     errors: int

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 from uartlab.app.gui.file_chooser import choose
 
 COLUMNS = ("device", "backend", "state", "rate [Hz]", "samples", "errors", "last sample [s]", "last error")
-STATE_COLOURS = {"streaming": "#2e7d32", "starting": "#f9a825", "failed": "#c62828", "stopped": "#757575"}
+STATE_COLOURS = {"streaming": "#2e7d32", "starting": "#f9a825", "silent": "#e65100", "failed": "#c62828",
+                 "stopped": "#757575"}
 
 
 class RigPanel(QWidget):

@@ -187,3 +187,14 @@ def test_empty_logs_a_kill_9_of_the_whole_tree_left_are_removed_by_the_next_twin
     finally:
         for path in (left_empty, telling, just_started, of_a_live_process):
             path.unlink(missing_ok=True)
+
+
+def test_a_twin_killed_under_a_running_rig_is_named_in_each_devices_failure():
+    with Rig(default_rig_config()) as rig:
+        assert wait_for(lambda: all(h.state == "streaming" for h in rig.health().values()), 10.0), rig.health()
+        pid = rig._twin.pid
+        os.kill(pid, signal.SIGKILL)
+        states = {"actuators": "failed", "daq": "failed", "mocap": "silent"}   # NatNet: Motive may come back
+        assert wait_for(lambda: {n: h.state for n, h in rig.health().items()} == states, 10.0), rig.health()
+        for name in ("actuators", "daq"):
+            assert f"(the twin process (pid {pid}) was killed by SIGKILL)" in rig.health()[name].last_error
