@@ -215,7 +215,7 @@ class Usb6210:
                     if left is not None and left <= 0:
                         raise DeviceError(self.name, f"no samples for {timeout_s:g} s")
                     self._cond.wait(left)
-                    if deadline is not None and time.monotonic() - deadline > LATE_WAKE_S:
+                    if timeout_s is not None and deadline is not None and time.monotonic() - deadline > LATE_WAKE_S:
                         deadline = time.monotonic() + timeout_s
                 if self._queue:
                     block = self._queue.popleft()
