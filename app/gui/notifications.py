@@ -27,7 +27,7 @@ STYLES = {
 # The next step for a problem, by what it concerns (the first word(s) of its subject), in the operator's words.
 NEXT_STEPS = (
     ("E-STOP FAILED", "switch the servos off at the rig's hardware E-stop now"),
-    ("fault in", "the run stopped with the servos holding: check that device's cable and power, then "
+    ("fault in", "a run going stops with the servos holding; check that device's cable and power, then "
                  "Disconnect and Connect"),
     ("device", "check that device's cable and power, then Disconnect and Connect"),
     ("connect", "check the rig file and that every device is powered and plugged in, then press Connect again"),

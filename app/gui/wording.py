@@ -88,7 +88,15 @@ def _watchdog(m: re.Match, twin: bool) -> Said:
                 "Acknowledge / reset, then Start again; keep other heavy work off the rig computer")
 
 
+def _twin_ended(m: re.Match, twin: bool) -> Said:
+    return Said(f"the twin rig's process {m['how']}: its servos, DAQ and motion capture are gone",
+                "Disconnect and Connect to start a new twin rig (a rig core started outside this window: restart "
+                "`uartlab rig serve`)")
+
+
 RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
+    # first: whatever a device then said, the twin it talked to had gone (app/rig/rig.py twin_ended)
+    (re.compile(r"\(the twin process \(pid \d+\) (?P<how>was killed by \w+|exited with status -?\d+)\)"), _twin_ended),
     (re.compile(r"stream (?P<stream>\w+) is stale: last sample (?P<age>[\d.]+) s ago \(limit (?P<limit>[\d.]+) s\)"),
      _stale),
     (re.compile(r"no (?P<stream>\w+) data for (?P<age>[\d.]+|inf) s"), _no_data),

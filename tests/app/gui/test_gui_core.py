@@ -351,6 +351,35 @@ def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot
     shoot(window, "device_failed")
 
 
+def _twin_process_of(core_pid: int) -> int:
+    for task in Path(f"/proc/{core_pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if b"twin" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return int(child)
+    raise AssertionError(f"no twin process under the core {core_pid}")
+
+
+def test_a_twin_rig_whose_process_dies_is_said_so_and_disconnect_connect_brings_a_new_one(qtbot, make_window):
+    window = make_window()
+    connect(qtbot, window)
+    twin_pid = _twin_process_of(window.ops.core.process.pid)
+    os.kill(twin_pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: "DEVICE FAILED" in window.interlock_label.text(), timeout=10000)
+    assert "start a new twin rig" in window.interlock_label.text()          # not a cable to check
+    assert f"(the twin process (pid {twin_pid}) was killed by SIGKILL)" in window.interlock_label.toolTip()
+    qtbot.waitUntil(lambda: any("the twin rig's process was killed by SIGKILL" in n.text
+                                for n in window.notifications.notices), timeout=5000)
+    shoot(window, "twin_process_killed")
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(window.rig_panel.connect_button.isEnabled, timeout=30000)   # the old core has gone
+    said = len(window.errors)
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.connected, timeout=60000)
+    qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=30000)
+    assert window.errors[said:] == []
+    assert _twin_process_of(window.ops.core.process.pid) != twin_pid
+
+
 def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, twin,
                                                                               address):
     window = make_window()

@@ -4,6 +4,8 @@ interlocks' trip reasons, the steady state's JSON, the recorder's and the live m
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 from uartlab.app.gui.wording import drops_sentence, for_operator, steady_sentence
@@ -54,3 +56,15 @@ def test_drop_counts_speak_only_when_something_was_lost():
     model = {"runner_ticks": 658, "model_samples": 546, "ticks_dropped_from_queue": 0, "records_not_sent": 0}
     assert drops_sentence(json.dumps(model)) is None
     assert drops_sentence(json.dumps({**model, "records_not_sent": 4})) == "samples lost: records not sent 4"
+
+
+def test_a_device_failure_behind_which_the_twin_process_died_says_the_twin_went_not_a_cable():
+    from uartlab.app.rig.twin_process import TwinProcess
+
+    twin = TwinProcess([])   # the sentence as the rig writes it for a twin process killed -9
+    twin.process = subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"])
+    ended = twin.ended(wait_s=30.0)
+    error = f"SerialException: read failed: [Errno 104] Connection reset by peer ({ended})"
+    said = for_operator(error, twin=True)
+    assert said.text == "the twin rig's process was killed by SIGKILL: its servos, DAQ and motion capture are gone"
+    assert "Disconnect and Connect" in said.next_step and "cable" not in said.next_step
