@@ -99,13 +99,25 @@ class _Port(sdk.PortHandler):
         # Watchdog measures, from this side, so a trip can say whether this host was the silent one.
         self.silences: deque[tuple[float, float]] = deque(maxlen=SILENCES_KEPT)
         self.last_write_s: float | None = None
+        self.lost: DeviceError | None = None   # set when the line went away under a transaction
 
     def writePort(self, packet):  # noqa: N802 (the SDK's name)
         now = time.monotonic()
         if self.last_write_s is not None and now - self.last_write_s >= SILENCE_NOTED_S:
             self.silences.append((now, now - self.last_write_s))
         self.last_write_s = now
-        return super().writePort(packet)
+        try:
+            return super().writePort(packet)
+        except (OSError, serial.SerialException) as exc:
+            raise self._line_lost(exc) from exc
+
+    def _line_lost(self, exc: Exception) -> DeviceError:
+        """The line went away mid-transaction (an adapter unplugged, a serial-over-IP peer or the bus twin
+        gone). The SDK set its busy flag for the transaction and would answer every later one "Port is in
+        use!": released here, and each later transaction says what happened instead."""
+        self.is_using = False
+        self.lost = DeviceError("MX-64 bus", f"the serial line {self.port_name} is gone ({exc})")
+        return self.lost
 
     def longest_silence_s(self, within_s: float) -> float:
         """The longest this host sent nothing on the bus, over the last ``within_s`` (the pause going on now
@@ -154,7 +166,10 @@ class _Port(sdk.PortHandler):
         # GUI, an in-process twin's servos). An empty read waits until bytes arrive instead (select on the
         # port, at most READ_WAIT_S, well inside the SDK's ~34 ms timeout): one wake per arrival, where a
         # fixed 100 us nap woke ten times per transaction and cost the core a sixth of a CPU at 200 Hz.
-        data = super().readPort(length)
+        try:
+            data = super().readPort(length)
+        except (OSError, serial.SerialException) as exc:
+            raise self._line_lost(exc) from exc
         if not data:
             self._wait_for_bytes()
         return data
@@ -197,6 +212,8 @@ class Mx64Link:
     def _require_port(self) -> _Port:
         if self._port is None:
             raise DeviceError("MX-64 bus", f"{self.port} is not connected: call connect() first")
+        if self._port.lost is not None:
+            raise self._port.lost
         return self._port
 
     def _unicast(self, dxl_id: int, what: str, fn, *args, n_data: int | None = None,

@@ -59,12 +59,20 @@ def _result_dict(result, steady: SteadyState | None) -> dict:
     return out
 
 
+OUTCOME_WIDTH = 22   # a trip's whole reason is on the table's last line (and in --json), not in its column
+
+
+def _cell(text: str, width: int) -> str:
+    return f"{text:<{width}}" if len(text) <= width else text[:width - 1] + "…"
+
+
 def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
     from uartlab.protocols.runner import Phase
 
     joints = " ".join(f"{j:>7}" for j in JOINTS)
     lines = [f"suite {suite.name!r} ({suite.source}, sha256 {suite.sha256[:12]}): {status.phase}",
-             f"{'trial':<24} {'rep':>3} {'outcome':<22} {'settle s':>8} {joints}  {'max tendon N':>12} {'tip N':>6}"]
+             f"{'trial':<24} {'rep':>3} {_cell('outcome', OUTCOME_WIDTH)} {'settle s':>8} {joints}  "
+             f"{'max tendon N':>12} {'tip N':>6}"]
     for r in status.results:
         s = steady.get((r.trial, r.repeat))
         settle = f"{r.settle_time_s:8.2f}" if r.settle_time_s is not None else f"{'-':>8}"
@@ -73,7 +81,7 @@ def summary_table(suite: Suite, status: ExperimentStatus, steady: dict) -> str:
         else:
             angles = " ".join(f"{a:7.1f}" for a in s.joint_angles_deg)
             rest = f"{angles}  {s.tendon_force_N.max():12.2f} {float((s.fingertip_force_N ** 2).sum()) ** 0.5:6.2f}"
-        lines.append(f"{r.trial:<24} {r.repeat:>3} {r.outcome:<22} {settle} {rest}")
+        lines.append(f"{r.trial:<24} {r.repeat:>3} {_cell(r.outcome, OUTCOME_WIDTH)} {settle} {rest}")
     faulted = status.phase in (Phase.FAULT, Phase.ABORTED)
     lines.append(f"{len(status.results)} of {status.n_trials} trials run"
                  + (f"; stopped: {status.fault_reason or status.phase}" if faulted else ""))
