@@ -17,15 +17,18 @@ import json
 import os
 import select
 import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from uartlab.errors import EXIT_ESTOP, EXIT_RUN_FAILED, OutputError
+from uartlab.errors import EXIT_ESTOP, EXIT_RUN_FAILED, DeviceError, OutputError
 
 POLL_S = 0.1
+CHILD_CHECK_S = 0.5        # a status request's turn before looking at the core this command started
+CHILD_EXIT_WAIT_S = 0.2    # a killed core's socket closes a moment before its exit can be read
 ABORT_WHY = "operator abort: Ctrl-C at the console"
 ESTOP_WHY = "E-stop: Ctrl-C at the console"
 
@@ -43,7 +46,7 @@ def run_on_core(args: argparse.Namespace, request: dict[str, Any]) -> int:
             print(f"warning: --speed {args.speed:g} not applied: the core at {base} runs the rig it was started "
                   "with", file=sys.stderr, flush=True)
         with _client(args, base) as core:
-            return _submit_and_watch(core, args, request)
+            return _submit_and_watch(core, args, request, child)
 
 
 def _client(args: argparse.Namespace, base: str):
@@ -90,10 +93,11 @@ class _Interrupts:
         return self.count
 
 
-def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any]) -> int:
+def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any],
+                      child: subprocess.Popen | None = None) -> int:
     with _Interrupts() as interrupts:
         core.request("run", **request)
-        status, estopped = _watch(core, interrupts, _quiet(args))
+        status, estopped = _watch(core, interrupts, _quiet(args), child)
     run = status["run"]
     if "error" in run:
         from uartlab.app.serve.client import error_from
@@ -109,15 +113,17 @@ def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any]) -
     return EXIT_RUN_FAILED if run.get("phase") in ("FAULT", "ABORTED") else 0
 
 
-def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
+def _watch(core, interrupts: _Interrupts, quiet: bool, child: subprocess.Popen | None) -> tuple[dict, bool]:
     tty = sys.stdout.isatty() and not quiet
     started, shown, said, acted = time.monotonic(), "", 0, 0
     prompt = _Prompt(core)
+    file: str | None = None
     while True:
         # Ctrl-C first, as soon as it woke us: an E-stop never waits behind a status round trip (which, while
         # the core closes an aborted run's file, takes as long as the closing).
         acted = _act_on(interrupts, acted, core)
-        status = core.status()
+        status = _status(core, child, file)
+        file = (status.get("session") or {}).get("path", file)
         run = status["run"]
         for warning in run.get("warnings", [])[said:]:
             print(f"warning: {warning}", file=sys.stderr, flush=True)
@@ -139,6 +145,38 @@ def _watch(core, interrupts: _Interrupts, quiet: bool) -> tuple[dict, bool]:
     if tty:
         print()
     return status, acted >= 2
+
+
+def _status(core, child: subprocess.Popen | None, file: str | None) -> dict:
+    """The core's status. A core this command started is asked in short turns, its process looked at
+    between them: its death is said at once, not after a request's whole timeout."""
+    from uartlab.app.serve.client import REQUEST_TIMEOUT_S, NoCoreError
+
+    if child is None:
+        return core.status()
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    while True:
+        _check_alive(child, file)
+        try:
+            return core.request("status", timeout_s=CHILD_CHECK_S)
+        except NoCoreError:
+            _check_alive(child, file, wait_s=CHILD_EXIT_WAIT_S)
+            if time.monotonic() >= deadline:
+                raise
+
+
+def _check_alive(child: subprocess.Popen | None, file: str | None, wait_s: float = 0.0) -> None:
+    """The rig core this command started has ended mid-run: how, and what it leaves (DeviceError)."""
+    if child is None:
+        return
+    try:
+        code = child.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        return
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+    left = (f"; {file} keeps what was flushed (`uartlab verify` it)" if file else "")
+    raise DeviceError(f"the rig core this run started (pid {child.pid}) {how} mid-run: the servos' Bus Watchdog "
+                      f"stops them, torque on, holding{left}")
 
 
 def _act_on(interrupts: _Interrupts, acted: int, core) -> int:

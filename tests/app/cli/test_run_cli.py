@@ -116,6 +116,32 @@ def run_until_actuate(tmp_path: Path) -> tuple[subprocess.Popen, list[str]]:
     return proc, lines
 
 
+def _core_under(pid: int) -> int:
+    """The `uartlab rig serve` that `uartlab run` (pid) started for itself."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            if b"serve" in Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0"):
+                return int(child)
+    raise AssertionError(f"no rig core under `uartlab run` ({pid})")
+
+
+@pytest.mark.slow
+def test_the_core_a_run_started_killed_mid_trial_is_said_at_once_with_the_file_it_leaves(tmp_path):
+    proc, lines = run_until_actuate(tmp_path)
+    core = _core_under(proc.pid)
+    os.kill(core, signal.SIGKILL)
+    killed = time.monotonic()
+    out, _ = proc.communicate(timeout=60)
+    text = "".join(lines) + out
+    assert proc.returncode == 3, text
+    assert time.monotonic() - killed < 8.0, text    # not after a request's whole timeout (10 s) of silence
+    (path,) = Path(tmp_path).glob("session_*.h5")
+    said = out.strip().splitlines()[-1]
+    assert said == (f"uartlab run: the rig core this run started (pid {core}) was killed by SIGKILL mid-run: the "
+                    f"servos' Bus Watchdog stops them, torque on, holding; {path} keeps what was flushed "
+                    "(`uartlab verify` it)"), text
+
+
 @pytest.mark.slow
 def test_ctrl_c_aborts_to_the_safe_action_and_closes_the_file(tmp_path):
     proc, lines = run_until_actuate(tmp_path)
