@@ -3,6 +3,7 @@ bench's drawing window): ask, wait, then insist, and always reap; and how much m
 
     end_process(child, timeout_s=5.0)   # SIGTERM; SIGKILL if it is still there after timeout_s; waited for
     exit_at_once(0)                     # a service process whose own stop is done: no interpreter teardown
+    how_it_ended(-9)                    # "was killed by SIGKILL": a child's exit status, as said to a person
     rss_mb()                            # resident set size of this process now, MB
 
 SIGTERM first because every uartlab process turns it into an orderly stop (torque off or hold, files
@@ -35,6 +36,16 @@ def end_process(child: subprocess.Popen, timeout_s: float, *, wait_first_s: floa
             pass
     child.kill()
     return child.wait()
+
+
+def how_it_ended(returncode: int) -> str:
+    """A child's exit status as said to a person: "was killed by SIGKILL", "exited with status 1"."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
 
 
 def exit_at_once(code: int) -> NoReturn:

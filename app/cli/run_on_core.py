@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.errors import EXIT_ESTOP, EXIT_RUN_FAILED, DeviceError, OutputError
+from uartlab.processes import how_it_ended
 
 POLL_S = 0.1
 CHILD_CHECK_S = 0.5        # a status request's turn before looking at the core this command started
@@ -173,10 +174,9 @@ def _check_alive(child: subprocess.Popen | None, file: str | None, wait_s: float
         code = child.wait(wait_s)
     except subprocess.TimeoutExpired:
         return
-    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
     left = (f"; {file} keeps what was flushed (`uartlab verify` it)" if file else "")
-    raise DeviceError(f"the rig core this run started (pid {child.pid}) {how} mid-run: the servos' Bus Watchdog "
-                      f"stops them, torque on, holding{left}")
+    raise DeviceError(f"the rig core this run started (pid {child.pid}) {how_it_ended(code)} mid-run: the servos' "
+                      f"Bus Watchdog stops them, torque on, holding{left}")
 
 
 def _act_on(interrupts: _Interrupts, acted: int, core) -> int:

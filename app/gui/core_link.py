@@ -34,7 +34,7 @@ from typing import Any
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
 from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub, Subscription
-from uartlab.processes import end_process
+from uartlab.processes import end_process, how_it_ended
 from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
@@ -101,6 +101,14 @@ class CoreLink:
     @property
     def started_here(self) -> bool:
         return self.process is not None
+
+    def ended(self) -> str | None:
+        """How the rig core this window started ended, once it has ("the rig core this window started
+        (pid N) was killed by SIGKILL"); None while it runs, or for a core started elsewhere."""
+        code = None if self.process is None else self.process.poll()
+        if code is None or self._closing:
+            return None
+        return f"the rig core this window started (pid {self.process.pid}) {how_it_ended(code)}"
 
     @property
     def hub(self) -> Hub:

@@ -275,6 +275,7 @@ class LivePlots(QWidget):
         self.readout_label = QLabel("")
         self.readout_label.setTextFormat(Qt.TextFormat.RichText)
         self.readout_label.setStyleSheet("font-family: monospace; font-size: 8pt")
+        self.readout_label.setWordWrap(True)   # a narrow window wraps the numbers instead of growing past the screen
         bar.addWidget(self.residuals_box)
         bar.addWidget(self.freeze_box)
         bar.addStretch(1)

@@ -204,6 +204,7 @@ class MainWindow(QMainWindow):
         self.estop_reset.clicked.connect(lambda: self.ops.reset_estop())
         self.interlock_label = QLabel("interlocks: no rig connected")
         self.interlock_label.setMinimumWidth(300)
+        self.interlock_label.setWordWrap(True)   # a long reason takes a second line, never the window's width
         self.interlock_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.estop_button)
         bar.addWidget(self.estop_reset)
@@ -234,9 +235,11 @@ class MainWindow(QMainWindow):
         self.recording_label.setStyleSheet("color: #c62828; font-weight: bold")
         self.recording_label.setToolTip(str(recording["path"]))
 
-    def show_devices(self, devices: dict[str, dict], twin: bool = False, silent_s: float = 0.0) -> None:
-        """The status bar's device health: each device's state in a word, red when one has failed; orange,
-        and said, while the core has not answered for ``silent_s`` (the states are its last ones)."""
+    def show_devices(self, devices: dict[str, dict], twin: bool = False, silent_s: float = 0.0,
+                     core_gone: bool = False) -> None:
+        """The status bar's device health: each device's state in a word, red when one has failed or the core
+        has gone; orange, and said, while the core has not answered for ``silent_s`` (the states are its last
+        ones)."""
         if not devices:
             self.devices_label.setText("devices: –")
             self.devices_label.setStyleSheet("color: #666666")
@@ -244,8 +247,9 @@ class MainWindow(QMainWindow):
         words = {"streaming": "OK"}
         text = " · ".join(f"{DEVICE_NAMES.get(name, name)} {words.get(h['state'], h['state'])}"
                           for name, h in devices.items())
-        failed = any(h["state"] == "failed" for h in devices.values())
-        silent = f"core silent {silent_s:.0f} s, last known: " if silent_s > 0 else ""
+        failed = core_gone or any(h["state"] == "failed" for h in devices.values())
+        silent = "core gone, last known: " if core_gone else f"core silent {silent_s:.0f} s, last known: " \
+            if silent_s > 0 else ""
         self.devices_label.setText(silent + ("twin " if twin else "") + text)
         self.devices_label.setStyleSheet("color: #c62828; font-weight: bold" if failed else
                                          "color: #2e7d32" if not silent and all(h["state"] == "streaming"
@@ -253,17 +257,23 @@ class MainWindow(QMainWindow):
                                          else "color: #e65100")
 
     def show_interlocks(self, reason: str | None, estop: bool, failed_devices: dict[str, str] | None = None,
-                        connected: bool = True) -> None:
-        """The safety indicator: E-stop, a failed device (named, with what to do; its error in the tooltip),
-        a trip, or OK only when a rig is connected and every device is healthy."""
+                        connected: bool = True, core_gone: str | None = None, core_silent_s: float = 0.0) -> None:
+        """The safety indicator: E-stop, the rig core gone (``core_gone``: how it ended), a failed device
+        (named, with what to do; its error in the tooltip), a trip, unknown while the core is silent, or OK only
+        when a rig is connected, answering and every device is healthy."""
         failed_devices = failed_devices or {}
-        self.interlock_label.setToolTip("\n".join(f"{d}: {e}" for d, e in failed_devices.items()) or (reason or ""))
+        self.interlock_label.setToolTip(core_gone or "\n".join(f"{d}: {e}" for d, e in failed_devices.items())
+                                        or (reason or ""))
         said = for_operator(reason or "", self.ops.on_twin) if reason and not estop else None
         if said is not None:   # the reason as the operator reads it; the core's words stay in the tooltip
             reason = f"{said.text} — {said.next_step}"
         self.protocol_panel.set_interlocks(reason, estop)
         if estop:
             text, style = f"E-STOP LATCHED: {reason}", "color: white; background: #c62828; font-weight: bold"
+        elif core_gone:   # before the devices: their states are the gone core's last
+            gone = for_operator(core_gone)   # what it means for the servos: in the notice
+            text = f"RIG CORE GONE — {gone.next_step if gone is not None else core_gone}"
+            style = "color: white; background: #c62828; font-weight: bold"
         elif failed_devices:
             said = next((s for e in failed_devices.values() if (s := for_operator(e, self.ops.on_twin))), None)
             text = (f"DEVICE FAILED: {', '.join(failed_devices)} — "
@@ -273,6 +283,9 @@ class MainWindow(QMainWindow):
             text, style = f"INTERLOCK TRIP: {reason}", "color: white; background: #e65100; font-weight: bold"
         elif not connected:
             text, style = "interlocks: no rig connected", "color: #666666"
+        elif core_silent_s > 0:
+            text = f"interlocks: unknown — the rig core has not answered for {core_silent_s:.0f} s"
+            style = "color: white; background: #e65100; font-weight: bold"
         else:
             text, style = "interlocks: OK", "color: #2e7d32; font-weight: bold"
         self.interlock_label.setText(text)

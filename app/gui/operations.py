@@ -56,6 +56,9 @@ class Operations:
         self.estop_reset_at_s = -math.inf      # an "estop" event older than the last reset does not latch again
         self.estop_reason = ""
         self.trip_reason: str | None = None
+        self.core_silent_s = 0.0                # how long the core has not answered (its last status that old)
+        self.core_gone: str | None = None       # how the rig core this window started ended, once it has
+        self._gone_said: object = None          # the core link whose end was said (once per link)
         self._recording_was: str | None = None  # the file the core recorded at the last poll
         self.reset_pending = False              # the operator acknowledged a run the core is still closing
         self.acknowledged_run: object = None    # the core's run id the operator acknowledged
@@ -521,17 +524,26 @@ class Operations:
         w = self.w
         self._estop_answers()
         silent_s = 0.0   # how long the core has not answered (its last status is that much older)
+        self.core_gone = self.core.ended() if self.core is not None else None
         if self.core is not None:
             asked_s, self.status = self.core.status_at()
             why = self.core.status_error
             if why is not None and math.isfinite(self.core.answered_s):
                 silent_s = max(0.0, time.monotonic() - self.core.answered_s)
-            w.rig_panel.status.setText(self._connected_text if why is None else
-                                       f"the rig core has not answered for {silent_s:.0f} s; showing its last status")
+            if self.core_gone is not None:
+                w.rig_panel.status.setText(f"{self.core_gone}: Disconnect and Connect to start a new one")
+                if self._gone_said is not self.core:
+                    self._gone_said = self.core
+                    w.report_error("rig core", self.core_gone)
+            else:
+                w.rig_panel.status.setText(self._connected_text if why is None else f"the rig core has not answered "
+                                                                                     f"for {silent_s:.0f} s; showing "
+                                                                                     "its last status")
             w.rig_panel.status.setToolTip(why or "")
             if self.moving is not None and self.status is not None and asked_s > self._move_sent_s \
                     and not self.status.get("moving"):
                 self._move_over(self.status)
+        self.core_silent_s = silent_s
         status = self.status or {}
         if status:
             aged = {name: SimpleNamespace(**{**h, "last_sample_age_s": h["last_sample_age_s"] + silent_s})
@@ -541,7 +553,7 @@ class Operations:
         rec = self.recording
         w.show_recording(rec, _size_of(rec["path"]) if rec is not None else None)
         w.show_devices(status.get("devices", {}) if self.core is not None else {},
-                       twin="twin" in self.backends.values(), silent_s=silent_s)
+                       twin="twin" in self.backends.values(), silent_s=silent_s, core_gone=self.core_gone is not None)
         if rec is not None:
             w.recording_panel.show_status(rec["path"], rec["elapsed_s"], rec["samples"], rec["drops"])
             self._recording_was = rec["path"]
@@ -569,7 +581,9 @@ class Operations:
             failed = {h["device"]: h["last_error"] or "stopped answering"
                       for h in self.status.get("devices", {}).values() if h["state"] == "failed"}
         self.w.show_interlocks(self.estop_reason if self.estop_latched else self.trip_reason, self.estop_latched,
-                               failed, connected=self.core is not None or self.replay is not None)
+                               failed, connected=self.core is not None or self.replay is not None,
+                               core_gone=self.core_gone if self.replay is None else None,
+                               core_silent_s=self.core_silent_s if self.replay is None else 0.0)
 
     def _refresh_buttons(self) -> None:
         w = self.w

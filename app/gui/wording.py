@@ -94,7 +94,14 @@ def _twin_ended(m: re.Match, twin: bool) -> Said:
                 "`uartlab rig serve`)")
 
 
+def _core_ended(m: re.Match, twin: bool) -> Said:
+    return Said(f"the rig core {m['how']}: the servos' Bus Watchdog stops them (torque on, holding); a run or "
+                "recording it had going keeps what was flushed", "Disconnect and Connect to start a new rig core")
+
+
 RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
+    (re.compile(r"the rig core this window started \(pid \d+\) (?P<how>was killed by \w+( \d+)?|exited with status "
+                r"-?\d+)"), _core_ended),
     # first: whatever a device then said, the twin it talked to had gone (app/rig/rig.py twin_ended)
     (re.compile(r"\(the twin process \(pid \d+\) (?P<how>was killed by \w+|exited with status -?\d+)\)"), _twin_ended),
     (re.compile(r"stream (?P<stream>\w+) is stale: last sample (?P<age>[\d.]+) s ago \(limit (?P<limit>[\d.]+) s\)"),

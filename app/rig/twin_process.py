@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 from uartlab.app.rig.twin_control import TwinControl, TwinServo
 from uartlab.errors import DeviceError
-from uartlab.processes import end_process
+from uartlab.processes import end_process, how_it_ended
 
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
@@ -288,8 +287,7 @@ class TwinProcess:
             code = self.process.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             return None
-        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-        return f"the twin process (pid {self.process.pid}) {how}"
+        return f"the twin process (pid {self.process.pid}) {how_it_ended(code)}"
 
     @property
     def pid(self) -> int | None:

@@ -33,6 +33,8 @@ from uartlab.app.gui.file_chooser import choose
 from uartlab.app.rig.config import TWIN_RIG
 from uartlab.sim.names import ARM_FORMS
 
+COMBO_CHARS = 24   # a choice's box shows this many characters; the open list shows each choice whole
+
 # (command-line name, what the operator sees)
 PROCEDURES = (
     ("sea", "SEA: pot volts -> tendon force (loading and unloading)"),
@@ -71,6 +73,9 @@ class CalibrationPanel(QWidget):
         self.form = QComboBox()
         for form in ARM_FORMS:
             self.form.addItem(ARM_FORM_TEXT[form], form)
+        for combo in (self.procedure, self.where, self.form):   # long entries show in the open list
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(COMBO_CHARS)
         self.sessions_edit = QLineEdit()
         self.sessions_edit.setPlaceholderText("recorded session .h5 files, separated by ';' (empty: trials "
                                               "recorded on the twin)")

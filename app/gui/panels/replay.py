@@ -75,11 +75,14 @@ class ReplayPanel(QWidget):
         for w in (self.open_button, self.play_button, QLabel("speed ×"), self.speed_combo, self.loop_box):
             row.addWidget(w)
         row.addStretch(1)
-        row.addWidget(self.pace)
-        row.addWidget(self.position)
         row.addWidget(self.live_button)
+        where = QHBoxLayout()   # its own row: the window keeps a laptop screen's width
+        where.addWidget(self.pace)
+        where.addStretch(1)
+        where.addWidget(self.position)
         lay = QVBoxLayout(self)
         lay.addLayout(row)
+        lay.addLayout(where)
         lay.addWidget(self.timeline)
         lay.addWidget(self.info)
         self.set_enabled(False)

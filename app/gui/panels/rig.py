@@ -49,6 +49,7 @@ class RigPanel(QWidget):
         self.tare_button = QPushButton("Tare Nano17")
         self.tare_button.setToolTip("Bias the fingertip sensor with the next DAQ block (it must be unloaded)")
         self.status = QLabel("not connected")
+        self.status.setWordWrap(True)   # a long sentence takes lines, not the dock's (and the window's) width
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)

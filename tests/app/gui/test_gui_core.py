@@ -32,6 +32,7 @@ from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
 from uartlab.schema import EVENTS, MODEL, MODEL_SOURCE, EventKind  # noqa: E402
 
+LAPTOP_WIDTH_PX = 1366   # the narrowest screen the operator window is made for
 SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
 MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
 ESTOP_SLACK = 2.0   # a shared CI machine under `with-load 2` and more: twice the 50 ms worst-tick goal
@@ -378,6 +379,27 @@ def test_a_twin_rig_whose_process_dies_is_said_so_and_disconnect_connect_brings_
     qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=30000)
     assert window.errors[said:] == []
     assert _twin_process_of(window.ops.core.process.pid) != twin_pid
+
+
+def test_the_rig_core_the_window_started_killed_is_said_and_a_new_one_connects(qtbot, make_window):
+    window = make_window()
+    connect(qtbot, window)
+    core = window.ops.core.process.pid
+    os.kill(core, signal.SIGKILL)
+    qtbot.waitUntil(lambda: window.interlock_label.text().startswith("RIG CORE GONE"), timeout=10000)
+    assert "Disconnect and Connect" in window.interlock_label.text()
+    assert window.interlock_label.toolTip() == f"the rig core this window started (pid {core}) was killed by SIGKILL"
+    assert window.devices_label.text().startswith("core gone, last known: ")
+    assert any(n.text.startswith("the rig core was killed by SIGKILL: the servos' Bus Watchdog stops them")
+               for n in window.notifications.notices)
+    assert window.minimumSizeHint().width() <= LAPTOP_WIDTH_PX   # every sentence wraps in a laptop's width
+    shoot(window, "rig_core_killed")
+    window.rig_panel.disconnect_button.click()
+    qtbot.waitUntil(window.rig_panel.connect_button.isEnabled, timeout=30000)
+    window.rig_panel.connect_button.click()
+    qtbot.waitUntil(lambda: window.ops.connected, timeout=60000)
+    qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=30000)
+    assert window.ops.core.process.pid != core
 
 
 def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, twin,
