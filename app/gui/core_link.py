@@ -105,10 +105,11 @@ class CoreLink:
     def ended(self) -> str | None:
         """How the rig core this window started ended, once it has ("the rig core this window started
         (pid N) was killed by SIGKILL"); None while it runs, or for a core started elsewhere."""
-        code = None if self.process is None else self.process.poll()
-        if code is None or self._closing:
+        process = self.process
+        code = None if process is None else process.poll()
+        if process is None or code is None or self._closing:
             return None
-        return f"the rig core this window started (pid {self.process.pid}) {how_it_ended(code)}"
+        return f"the rig core this window started (pid {process.pid}) {how_it_ended(code)}"
 
     @property
     def hub(self) -> Hub:
