@@ -125,7 +125,7 @@ class RigCore:
         raise DeviceError("rig core", f"another core (pid {pid}) already serves {self.ends.base}")
 
     def _bind(self) -> dict[str, zmq.Socket]:
-        kinds = {"data": zmq.PUB, "command": zmq.ROUTER, "estop": zmq.ROUTER, "ingest": zmq.PULL}
+        kinds = {"data": zmq.XPUB, "command": zmq.ROUTER, "estop": zmq.ROUTER, "ingest": zmq.PULL}
         if self.keys is not None:
             self._auth = keys.start_authenticator(self._context, self.keys)
         sockets: dict[str, zmq.Socket] = {}

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 ENV = "UARTLAB_CORE"
 DEFAULT_NAME = "core"
 KINDS = ("data", "command", "estop", "ingest")   # the order of the tcp ports after the base port
+IPC_PATH_MAX = 107 if sys.platform.startswith("linux") else 103   # a Unix socket's path (sun_path), bytes
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ def endpoints_for(base: str | None) -> Endpoints:
         path = base[len("ipc://"):]
         if not path:
             raise ValueError(f"core address {base!r}: ipc:// needs a path")
+        longest = max(len(os.fsencode(f"{path}.{kind}")) for kind in KINDS)
+        if longest > IPC_PATH_MAX:
+            raise ValueError(f"core address {base!r}: its socket paths reach {longest} bytes, over the "
+                             f"{IPC_PATH_MAX} this OS allows; choose a shorter path (or tcp://127.0.0.1:PORT)")
         return Endpoints(base, *(f"ipc://{path}.{kind}" for kind in KINDS))
     if base.startswith("tcp://"):
         host, _, port = base[len("tcp://"):].rpartition(":")

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL_STREAM, RUNNER_STREAM, WATCHED_STREAMS, Phase
@@ -15,9 +18,9 @@ from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, MODEL_STREAM, RUNNER_STREA
 pytestmark = pytest.mark.slow   # a rig core, its twin rig and the live model
 
 
-def test_the_bench_draws_the_window_during_a_real_trial_and_reports_what_reached_it(tmp_path):
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+def test_the_bench_draws_the_window_during_a_real_trial_and_reports_what_reached_it(tmp_path, request):
+    temporary = Path(tempfile.mkdtemp(prefix="ubg-"))   # short: the bench's core sockets are made in it
+    request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
     done = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "bench", "gui", "--live", "--seconds", "1.5",
                            "--json"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                           env=dict(os.environ, TMPDIR=str(temporary)))
@@ -34,5 +37,5 @@ def test_the_bench_draws_the_window_during_a_real_trial_and_reports_what_reached
     assert {RUNNER_STREAM, MODEL_STREAM, ACTUATORS.stream, DAQ.stream, JOINTS_IK.stream} <= received, received
     assert received <= {*WATCHED_STREAMS, RUNNER_STREAM, MODEL_STREAM, "events"}, received
     assert report["points_per_frame"] > 0
-    assert list(tmp_path.iterdir()) == [temporary]   # its core, recordings and settings were its own, removed
-    assert list(temporary.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
+    assert list(temporary.iterdir()) == []   # its core, recordings and settings were its own, removed

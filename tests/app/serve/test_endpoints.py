@@ -38,3 +38,14 @@ def test_only_ipc_and_loopback_are_local():
     assert endpoints.is_local("tcp://localhost:1") and endpoints.is_local("tcp://[::1]:1")
     assert not endpoints.is_local("tcp://0.0.0.0:1") and not endpoints.is_local("tcp://*:1")
     assert not endpoints.is_local("tcp://192.168.1.5:1")
+
+
+def test_an_ipc_path_longer_than_a_socket_path_may_be_is_refused_in_one_line():
+    long_folder = "/tmp/" + "x" * 120
+    with pytest.raises(ValueError) as refused:
+        endpoints.endpoints_for(f"ipc://{long_folder}/core")
+    said = str(refused.value)
+    assert said.startswith(f"core address 'ipc://{long_folder}/core': its socket paths reach 138 bytes, over the ")
+    assert "choose a shorter path" in said and "\n" not in said
+    at_the_limit = "/tmp/" + "x" * (endpoints.IPC_PATH_MAX - len("/tmp/") - len("/c.command")) + "/c"
+    endpoints.endpoints_for(f"ipc://{at_the_limit}")
