@@ -6,7 +6,7 @@ attach over ZeroMQ (docs/architecture.md, "The rig core").
     core.close("why")  # a run going is aborted (its safe action), its file closed, the rig stopped
 
 Threads beside the rig's own (device streams, the engine's control loop, the recorder), none of which the
-loop waits for: the publisher (hub -> PUB, bounded and drop-oldest/at the high-water mark), the history
+loop waits for: the publisher (hub -> XPUB, bounded and drop-oldest/at the high-water mark), the history
 (last ~30 s for a client attached mid-run), the command server (ROUTER), the E-stop server (its own
 ROUTER), the model ingest (PULL). The run itself is app/serve/runs.py's; the requests the command server
 answers are ``ops()`` here, one method each.

@@ -28,7 +28,7 @@ IPC_PATH_MAX = 107 if sys.platform.startswith("linux") else 103   # a Unix socke
 @dataclass(frozen=True)
 class Endpoints:
     base: str
-    data: str      # PUB: every stream and event
+    data: str      # XPUB: every stream and event a client subscribes to
     command: str   # ROUTER: hello, snapshot, status, runs, recording, moves
     estop: str     # ROUTER: the E-stop only, on its own thread
     ingest: str    # PULL: `model` records from the live-model process
