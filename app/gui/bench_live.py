@@ -117,10 +117,12 @@ def main(args: argparse.Namespace) -> int:
     from uartlab.app.gui.core_link import SHUTDOWN_TIMEOUT_S, STOP_TIMEOUT_S
     from uartlab.app.gui.main_window import MainWindow
     from uartlab.app.gui.settings import scratch_settings
+    from uartlab.app.serve.endpoints import endpoints_for
     from uartlab.processes import end_process
 
     with tempfile.TemporaryDirectory(prefix="uartlab-bench-gui-") as tmp, scratch_settings() as settings:
         address = args.core or f"ipc://{Path(tmp) / 'core'}"   # a private core unless one is named
+        endpoints_for(address)   # an address the OS cannot take ($TMPDIR too long): said in one line now
         window = MainWindow(settings, core_address=address)
         window.recording_panel.folder_edit.setText(str(Path(tmp) / "recordings"))
         window.resize(1600, 1000)
