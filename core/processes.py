@@ -4,6 +4,7 @@ bench's drawing window): ask, wait, then insist, and always reap; and how much m
     end_process(child, timeout_s=5.0)   # SIGTERM; SIGKILL if it is still there after timeout_s; waited for
     exit_at_once(0)                     # a service process whose own stop is done: no interpreter teardown
     how_it_ended(-9)                    # "was killed by SIGKILL": a child's exit status, as said to a person
+    is_alive(pid)                       # any process of this machine, ours or not
     rss_mb()                            # resident set size of this process now, MB
 
 SIGTERM first because every uartlab process turns it into an orderly stop (torque off or hold, files
@@ -46,6 +47,17 @@ def how_it_ended(returncode: int) -> str:
         except ValueError:
             return f"was killed by signal {-returncode}"
     return f"exited with status {returncode}"
+
+
+def is_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (another user's counts; a zombie too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def exit_at_once(code: int) -> NoReturn:

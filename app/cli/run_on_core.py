@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.errors import EXIT_ESTOP, EXIT_RUN_FAILED, DeviceError, OutputError
-from uartlab.processes import how_it_ended
+from uartlab.processes import how_it_ended, is_alive
 
 POLL_S = 0.1
 CHILD_CHECK_S = 0.5        # a status request's turn before looking at the core this command started
@@ -149,34 +149,40 @@ def _watch(core, interrupts: _Interrupts, quiet: bool, child: subprocess.Popen |
 
 
 def _status(core, child: subprocess.Popen | None, file: str | None) -> dict:
-    """The core's status. A core this command started is asked in short turns, its process looked at
-    between them: its death is said at once, not after a request's whole timeout."""
+    """The core's status, asked in short turns with the core's process looked at between them (the one this
+    command started, or one on this machine whose pid its hello gave): its death is said at once, not after a
+    request's whole timeout. A core elsewhere is asked once, with the whole timeout."""
     from uartlab.app.serve.client import REQUEST_TIMEOUT_S, NoCoreError
+    from uartlab.app.serve.endpoints import is_local
 
-    if child is None:
+    pid = core.hello.get("pid")
+    if child is None and not (isinstance(pid, int) and is_local(core.ends.base)):
         return core.status()
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
     while True:
-        _check_alive(child, file)
+        _check_alive(child, None, file)
         try:
             return core.request("status", timeout_s=CHILD_CHECK_S)
-        except NoCoreError:
-            _check_alive(child, file, wait_s=CHILD_EXIT_WAIT_S)
+        except NoCoreError:   # a pid not seen is trusted only from a core that does not answer either:
+            _check_alive(child, pid, file, wait_s=CHILD_EXIT_WAIT_S)   # another PID namespace would hide it
             if time.monotonic() >= deadline:
                 raise
 
 
-def _check_alive(child: subprocess.Popen | None, file: str | None, wait_s: float = 0.0) -> None:
-    """The rig core this command started has ended mid-run: how, and what it leaves (DeviceError)."""
-    if child is None:
+def _check_alive(child: subprocess.Popen | None, pid: int | None, file: str | None, wait_s: float = 0.0) -> None:
+    """The rig core has ended mid-run: how (the one this command started) or that it has (another one on this
+    machine), and what it leaves (DeviceError)."""
+    if child is not None:
+        try:
+            ended = f"the rig core this run started (pid {child.pid}) {how_it_ended(child.wait(wait_s))}"
+        except subprocess.TimeoutExpired:
+            return
+    elif pid is not None and not is_alive(pid):
+        ended = f"the rig core (pid {pid}) has exited"
+    else:
         return
-    try:
-        code = child.wait(wait_s)
-    except subprocess.TimeoutExpired:
-        return
-    left = (f"; {file} keeps what was flushed (`uartlab verify` it)" if file else "")
-    raise DeviceError(f"the rig core this run started (pid {child.pid}) {how_it_ended(code)} mid-run: the servos' "
-                      f"Bus Watchdog stops them, torque on, holding{left}")
+    left = f"; {file} keeps what was flushed (`uartlab verify` it)" if file else ""
+    raise DeviceError(f"{ended} mid-run: the servos' Bus Watchdog stops them, torque on, holding{left}")
 
 
 def _act_on(interrupts: _Interrupts, acted: int, core) -> int:

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
+from uartlab.app.serve.endpoints import is_local
 from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub, Subscription
-from uartlab.processes import end_process, how_it_ended
+from uartlab.processes import end_process, how_it_ended, is_alive
 from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
@@ -103,13 +104,23 @@ class CoreLink:
         return self.process is not None
 
     def ended(self) -> str | None:
-        """How the rig core this window started ended, once it has ("the rig core this window started
-        (pid N) was killed by SIGKILL"); None while it runs, or for a core started elsewhere."""
-        process = self.process
-        code = None if process is None else process.poll()
-        if process is None or code is None or self._closing:
+        """Once the core has ended: how, for one this window started ("the rig core this window started
+        (pid N) was killed by SIGKILL"); that it has, for one started elsewhere on this machine ("the rig
+        core (pid N) has exited": not our child, its exit status is not ours to read). None while it runs."""
+        if self._closing:
             return None
-        return f"the rig core this window started (pid {process.pid}) {how_it_ended(code)}"
+        process = self.process
+        if process is not None:
+            code = process.poll()
+            if code is None:
+                return None
+            return f"the rig core this window started (pid {process.pid}) {how_it_ended(code)}"
+        # A pid not seen is trusted only from a core that does not answer either: another PID namespace (a
+        # container sharing the socket folder) would hide a live one.
+        pid = self.hello.get("pid")
+        if self._status_error is None or not isinstance(pid, int) or not is_local(self.address) or is_alive(pid):
+            return None
+        return f"the rig core (pid {pid}) has exited"
 
     @property
     def hub(self) -> Hub:

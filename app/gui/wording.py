@@ -99,9 +99,16 @@ def _core_ended(m: re.Match, twin: bool) -> Said:
                 "recording it had going keeps what was flushed", "Disconnect and Connect to start a new rig core")
 
 
+def _other_core_ended(m: re.Match, twin: bool) -> Said:
+    return Said("the rig core has exited: the servos' Bus Watchdog stops them (torque on, holding); a run or "
+                "recording it had going keeps what was flushed", "start `uartlab rig serve` again, or Disconnect "
+                                                                  "and Connect for a rig core of this window's own")
+
+
 RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
     (re.compile(r"the rig core this window started \(pid \d+\) (?P<how>was killed by \w+( \d+)?|exited with status "
                 r"-?\d+)"), _core_ended),
+    (re.compile(r"the rig core \(pid \d+\) has exited"), _other_core_ended),
     # first: whatever a device then said, the twin it talked to had gone (app/rig/rig.py twin_ended)
     (re.compile(r"\(the twin process \(pid \d+\) (?P<how>was killed by \w+|exited with status -?\d+)\)"), _twin_ended),
     (re.compile(r"stream (?P<stream>\w+) is stale: last sample (?P<age>[\d.]+) s ago \(limit (?P<limit>[\d.]+) s\)"),

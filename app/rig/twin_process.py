@@ -38,7 +38,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 from uartlab.app.rig.twin_control import TwinControl, TwinServo
 from uartlab.errors import DeviceError
-from uartlab.processes import end_process, how_it_ended
+from uartlab.processes import end_process, how_it_ended, is_alive
 
 if TYPE_CHECKING:
     from uartlab.app.rig.config import RigConfig
@@ -385,18 +385,8 @@ def _sweep_empty_logs(min_age_s: float = 60.0) -> None:
             stat = path.stat()
         except (ValueError, OSError):
             continue
-        if stat.st_size == 0 and now - stat.st_mtime > min_age_s and not _alive(pid) and stat.st_uid == os.getuid():
+        if stat.st_size == 0 and now - stat.st_mtime > min_age_s and not is_alive(pid) and stat.st_uid == os.getuid():
             path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def keep_spares(enabled: bool) -> None:

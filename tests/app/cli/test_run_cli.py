@@ -143,6 +143,34 @@ def test_the_core_a_run_started_killed_mid_trial_is_said_at_once_with_the_file_i
 
 
 @pytest.mark.slow
+def test_a_core_started_elsewhere_that_exits_mid_trial_is_said_at_once(tmp_path):
+    from uartlab.app.serve.client import core_answers
+
+    address = f"ipc://{tmp_path}/core"   # where run_until_actuate's `uartlab run` looks: it attaches, starts none
+    core = subprocess.Popen([sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not core_answers(address):
+            assert core.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc, lines = run_until_actuate(tmp_path)
+        core.kill()
+        core.wait()                      # reaped, as the shell that started it would
+        killed = time.monotonic()
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if core.poll() is None:
+            core.kill()
+            core.wait()
+    text = "".join(lines) + out
+    assert proc.returncode == 3 and time.monotonic() - killed < 8.0, text
+    said = out.strip().splitlines()[-1]
+    assert said.startswith(f"uartlab run: the rig core (pid {core.pid}) has exited mid-run: the servos' Bus "
+                           "Watchdog stops them, torque on, holding; "), text
+
+
+@pytest.mark.slow
 def test_ctrl_c_aborts_to_the_safe_action_and_closes_the_file(tmp_path):
     proc, lines = run_until_actuate(tmp_path)
     proc.send_signal(signal.SIGINT)

@@ -402,6 +402,17 @@ def test_the_rig_core_the_window_started_killed_is_said_and_a_new_one_connects(q
     assert window.ops.core.process.pid != core
 
 
+def test_a_rig_core_started_elsewhere_that_exits_is_said_gone(qtbot, make_window, core_process):
+    window = make_window()
+    connect(qtbot, window)
+    assert not window.ops.core.started_here
+    core_process.kill()
+    core_process.wait()          # reaped, as the shell that started it would
+    qtbot.waitUntil(lambda: window.interlock_label.text().startswith("RIG CORE GONE"), timeout=10000)
+    assert window.interlock_label.toolTip() == f"the rig core (pid {core_process.pid}) has exited"
+    assert "start `uartlab rig serve` again" in window.interlock_label.text()
+
+
 def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(qtbot, make_window, twin,
                                                                               address):
     window = make_window()

@@ -68,3 +68,13 @@ def test_a_device_failure_behind_which_the_twin_process_died_says_the_twin_went_
     said = for_operator(error, twin=True)
     assert said.text == "the twin rig's process was killed by SIGKILL: its servos, DAQ and motion capture are gone"
     assert "Disconnect and Connect" in said.next_step and "cable" not in said.next_step
+
+
+def test_a_rig_core_gone_is_said_with_the_next_step_for_whoever_started_it():
+    from uartlab.processes import how_it_ended
+
+    mine = for_operator(f"the rig core this window started (pid 7) {how_it_ended(-9)}")
+    assert mine.text.startswith("the rig core was killed by SIGKILL: the servos' Bus Watchdog stops them")
+    assert mine.next_step == "Disconnect and Connect to start a new rig core"
+    elsewhere = for_operator("the rig core (pid 7) has exited")
+    assert elsewhere.text.startswith("the rig core has exited") and "uartlab rig serve" in elsewhere.next_step
