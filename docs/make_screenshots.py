@@ -106,7 +106,9 @@ class Director:
         panel.record_box.setChecked(True)
         self.wait(lambda: panel.buttons["start"].isEnabled(), 30, "Start enabled")
         panel.buttons["start"].click()
-        self.wait(lambda: w.ops.phase is Phase.SETTLE, 90, "the pull to reach SETTLE")
+        # the pull under way (its 4 s sigmoid), not SETTLE: a quick settle passes between two status polls
+        self.wait(lambda: w.ops.phase in (Phase.ACTUATE, Phase.SETTLE), 90, "the pull to start")
+        self.pause(2.5)
         self.shoot("running", dock="Protocol")
         self.session = (w.ops.recording or {}).get("path")
         self.wait(lambda: w.ops.phase in RUN_OVER, 120, "the run's end")
