@@ -243,7 +243,10 @@ def test_a_removed_disk_mid_run_holds_and_no_write_is_tried_after_it(tmp_path, u
         with Experiment(rig, suite, session) as exp:
             exp.start()
             assert wait_for(lambda: exp.status().phase == "ACTUATE", 10)
+            actuate_s = time.monotonic()
             time.sleep(0.3)
+            # the trial's row on the disk first: flushed every 0.1 s, on a loaded machine later
+            assert wait_for(lambda: session.recorder.flushed_span_s.get("runner", (0.0, -1.0))[1] >= actuate_s, 10)
             unplug.set()
             assert exp.wait(5), exp.status()
             status = exp.status()
