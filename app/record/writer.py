@@ -55,6 +55,7 @@ import h5py
 import numpy as np
 from uartlab import __version__
 from uartlab.errors import RecordingError
+from uartlab.processes import is_alive
 from uartlab.schema import NAME_BYTES
 from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
@@ -181,7 +182,7 @@ def remove_stale_partials(folder: str) -> list[str]:
             age_s = time.time() - os.stat(path).st_mtime
         except (ValueError, IndexError, OSError):
             continue   # not one of ours, or already gone
-        if _alive(pid) and age_s < PARTIAL_MAX_AGE_S:
+        if is_alive(pid) and age_s < PARTIAL_MAX_AGE_S:
             continue   # another recorder is building it right now
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -189,16 +190,6 @@ def remove_stale_partials(folder: str) -> list[str]:
             logger.warning("removed %s: a session file a recorder was killed while creating (it held no samples)",
                            path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True   # someone else's process
-    return True
 
 
 def _now_iso() -> str:
