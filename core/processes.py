@@ -39,6 +39,9 @@ def end_process(child: subprocess.Popen, timeout_s: float, *, wait_first_s: floa
     return child.wait()
 
 
+HOW_IT_ENDED_PATTERN = r"was killed by (?:SIG\w+|signal \d+)|exited with status -?\d+"   # what how_it_ended says
+
+
 def how_it_ended(returncode: int) -> str:
     """A child's exit status as said to a person: "was killed by SIGKILL", "exited with status 1"."""
     if returncode < 0:

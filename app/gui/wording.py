@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from uartlab.drivers.mx64_bus import HW_ERROR_NAMES
+from uartlab.processes import HOW_IT_ENDED_PATTERN
 
 # The rig's parts as an operator names them, by the stream each one feeds.
 PARTS = {"actuators": "the servos", "daq": "the DAQ (USB-6210)", "mocap": "the motion capture (Motive)",
@@ -106,11 +107,10 @@ def _other_core_ended(m: re.Match, twin: bool) -> Said:
 
 
 RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
-    (re.compile(r"the rig core this window started \(pid \d+\) (?P<how>was killed by \w+( \d+)?|exited with status "
-                r"-?\d+)"), _core_ended),
+    (re.compile(rf"the rig core this window started \(pid \d+\) (?P<how>{HOW_IT_ENDED_PATTERN})"), _core_ended),
     (re.compile(r"the rig core \(pid \d+\) has exited"), _other_core_ended),
-    # first: whatever a device then said, the twin it talked to had gone (app/rig/rig.py twin_ended)
-    (re.compile(r"\(the twin process \(pid \d+\) (?P<how>was killed by \w+|exited with status -?\d+)\)"), _twin_ended),
+    # before the devices' own sentences: whatever a device then said, the twin it talked to had gone
+    (re.compile(rf"\(the twin process \(pid \d+\) (?P<how>{HOW_IT_ENDED_PATTERN})\)"), _twin_ended),
     (re.compile(r"stream (?P<stream>\w+) is stale: last sample (?P<age>[\d.]+) s ago \(limit (?P<limit>[\d.]+) s\)"),
      _stale),
     (re.compile(r"no (?P<stream>\w+) data for (?P<age>[\d.]+|inf) s"), _no_data),
