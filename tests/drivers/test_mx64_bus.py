@@ -320,22 +320,3 @@ def test_close_turns_torque_off(rig):
     assert wait_for(lambda: not any(torque(rig.plant)))
     rig.bus.close()  # twice is harmless
 
-
-def test_a_line_that_goes_away_is_said_on_every_later_transaction_not_port_in_use():
-    r = Rig(2.0)
-    r.bus = Mx64Bus(r.twin.url, ids=IDS, protocol=2.0, packet_timeout_ms=TIMEOUT_MS)   # a serial-over-IP line
-    r.bus.connect()
-    try:
-        r.bus.enable()
-        r.twin.stop()                                 # the adapter (here, the bus twin) is gone
-        with pytest.raises(DeviceError, match=r"MX-64 bus: the serial line socket://\S+ is gone \("):
-            r.bus.read()
-        for later in (r.bus.read, lambda: r.bus.command(np.zeros(6)), r.bus.torque_off):
-            with pytest.raises(DeviceError, match="is gone") as said:
-                later()
-            assert "Port is in use" not in str(said.value)
-        with pytest.raises(DeviceError, match="is gone"):   # its torque off could not be sent...
-            r.bus.close()
-        assert r.bus._port is None                         # ...and the port is closed all the same
-    finally:
-        r.close()
