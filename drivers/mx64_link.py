@@ -111,6 +111,13 @@ class _Port(sdk.PortHandler):
         except (OSError, serial.SerialException) as exc:
             raise self._line_lost(exc) from exc
 
+    def clearPort(self):  # noqa: N802 (the SDK's name)
+        # Every transaction starts by draining the input, the first read to meet a line gone away.
+        try:
+            return super().clearPort()
+        except (OSError, serial.SerialException) as exc:
+            raise self._line_lost(exc) from exc
+
     def _line_lost(self, exc: Exception) -> DeviceError:
         """The line went away mid-transaction (an adapter unplugged, a serial-over-IP peer or the bus twin
         gone). The SDK set its busy flag for the transaction and would answer every later one "Port is in

@@ -9,6 +9,9 @@ The driver's packet timeout gets a 300 ms floor: on a loaded machine the twin's 
 from __future__ import annotations
 
 import re
+import socket
+import struct
+import time
 
 import dynamixel_sdk as sdk
 import numpy as np
@@ -320,3 +323,31 @@ def test_close_turns_torque_off(rig):
     assert wait_for(lambda: not any(torque(rig.plant)))
     rig.bus.close()  # twice is harmless
 
+    assert wait_for(lambda: not any(torque(rig.plant)))
+    rig.bus.close()  # twice is harmless
+
+
+# A line that went away is met during the next transaction: closed, by its write or its wait for the reply;
+# reset, already by its first drain of the input. Both are said the same way.
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_line_that_goes_away_is_said_on_every_later_transaction_not_port_in_use(reset):
+    r = Rig(2.0)
+    r.bus = Mx64Bus(r.twin.url, ids=IDS, protocol=2.0, packet_timeout_ms=TIMEOUT_MS)   # a serial-over-IP line
+    r.bus.connect()
+    try:
+        r.bus.enable()
+        if reset:   # the adapter's end aborts the connection (an RST, not a FIN)
+            r.twin._host.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        r.twin.stop()                                 # the adapter (here, the bus twin) is gone
+        time.sleep(0.1)                               # ...before the next transaction starts
+        with pytest.raises(DeviceError, match=r"MX-64 bus: the serial line socket://\S+ is gone \("):
+            r.bus.read()
+        for later in (r.bus.read, lambda: r.bus.command(np.zeros(6)), r.bus.torque_off):
+            with pytest.raises(DeviceError, match="is gone") as said:
+                later()
+            assert "Port is in use" not in str(said.value)
+        with pytest.raises(DeviceError, match="is gone"):   # its torque off could not be sent...
+            r.bus.close()
+        assert r.bus._port is None                         # ...and the port is closed all the same
+    finally:
+        r.close()
