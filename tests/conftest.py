@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 
@@ -458,3 +459,19 @@ def twin_session_file(tmp_path_factory) -> Path:
     finally:
         gc.unfreeze()
     pytest.skip(f"the twin rig did not complete the suite twice ({outcomes}, {ended}): a rig problem, not the test's")
+
+
+def damage_chunk(path: str, dataset: str, row: int) -> tuple[int, int]:
+    """Flip bytes in the middle of the stored chunk that holds ``row`` of ``dataset``, as a bad sector
+    would; returns that chunk's [start, stop) rows."""
+    with h5py.File(path, "r") as f:
+        d = f[dataset]
+        start = row - row % d.chunks[0]
+        stored = d.id.get_chunk_info_by_coord((start,) + (0,) * (d.ndim - 1))
+        stop = min(start + d.chunks[0], d.shape[0])
+    with open(path, "r+b") as raw:
+        raw.seek(stored.byte_offset + stored.size // 2)
+        good = raw.read(8)
+        raw.seek(stored.byte_offset + stored.size // 2)
+        raw.write(bytes(b ^ 0xFF for b in good))
+    return start, stop

@@ -59,6 +59,7 @@ def main(args: argparse.Namespace) -> int:
     wall0 = last_print = last_tick = time.monotonic()
     span_s = max(t_last - t_first, 1e-9)
     quiet = logging.getLogger().getEffectiveLevel() > logging.WARNING  # -q: the final lines only
+    ended = "done in"
     try:
         with progress(f"replay {args.file}", total=math.ceil(span_s), unit="s") as played:
             for item in rig.items():
@@ -71,22 +72,26 @@ def main(args: argparse.Namespace) -> int:
                     played(int((rig.position_s - t_first) % (span_s + 1e-9)))
                 if not (as_json or quiet or played.visible) and now - last_print >= 1.0:
                     last_print = now
-                    _print_status(rig, now - wall0, live=True)
+                    _print_status(rig, now - wall0)
             played(math.ceil(span_s))
     except KeyboardInterrupt:
-        pass
+        ended = "interrupted after"
+    except BaseException:
+        ended = "stopped by the error below after"   # the error's own line follows, on stderr
+        raise
     finally:
         wall_s = time.monotonic() - wall0
         if as_json:
             print(json.dumps({"file": str(args.file), "wall_s": wall_s, "replayed": rig.replayed,
                               "rate_per_s": {k: v / wall_s for k, v in rig.replayed.items()}}))
         else:
-            _print_status(rig, wall_s, live=False)
+            _print_status(rig, wall_s, ended)
         rig.file.close()
     return 0
 
 
-def _print_status(rig: ReplayRig, wall_s: float, live: bool) -> None:
+def _print_status(rig: ReplayRig, wall_s: float, ended: str | None = None) -> None:
+    """Samples replayed so far: while playing (at the file's time), or as it ``ended`` ("done in" ...)."""
     parts = [f"{name} {n} ({n / max(wall_s, 1e-9):.0f}/s)" for name, n in rig.replayed.items()]
-    prefix = f"t={rig.position_s:.2f} s " if live else f"done in {wall_s:.2f} s: "
+    prefix = f"t={rig.position_s:.2f} s " if ended is None else f"{ended} {wall_s:.2f} s: "
     print(prefix + ", ".join(parts), file=sys.stdout, flush=True)

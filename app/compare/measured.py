@@ -30,7 +30,8 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from uartlab.app.record.player import SessionFile
+from uartlab.app.record.integrity import DAMAGED_BYTES
+from uartlab.app.record.player import DamagedData, SessionFile
 from uartlab.errors import InputFileError
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK, NANO17_TARED, RUNNER
 from uartlab.sim.names import EM_TENDONS, FLEXORS, TENDONS
@@ -168,7 +169,10 @@ def load_trials(path: str | os.PathLike) -> tuple[list[MeasuredTrial], list[tupl
                 why = row["outcome"] or "not finished (no stop time)"
                 skipped.append((label, f"outcome {why!r}: no steady state to compare"))
                 continue
-            trials.append(_trial(session, row, tares))
+            try:
+                trials.append(_trial(session, row, tares))
+            except DamagedData as exc:   # the other trials of the file are still worth comparing
+                skipped.append((label, f"{exc.where}: damaged ({DAMAGED_BYTES}; `uartlab verify` lists it)"))
         return trials, skipped
     except CompareError:
         raise

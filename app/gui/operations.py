@@ -26,6 +26,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from uartlab.app.gui.wording import drops_sentence, steady_sentence
+from uartlab.app.record.integrity import DAMAGED_BYTES
 from uartlab.app.record.logs import event_level
 from uartlab.app.serve.runs import run_busy
 from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
@@ -50,6 +51,7 @@ class Operations:
         self.replay = None                     # ReplayRig
         self.replay_path: str | None = None
         self._replay_logged_s = -math.inf      # replayed events up to this recorded time are in the log
+        self._replay_damage_said = 0           # the replay's damaged places already shown
         self._replay_pace: deque[tuple[float, float]] = deque()  # (wall, newest time plotted) while playing
         self.moving: str | None = None         # an operator move on the core's engine ("release tendons" ...)
         self.estop_latched = False
@@ -399,7 +401,7 @@ class Operations:
             try:
                 span = f.time_span_s()
                 info = (span, f.trials(), f.events(), f.complete, {n: f.length(n) for n in f.streams})
-                return ReplayRig(f, speed=speed, loop=loop, hold_at_end=True), info
+                return ReplayRig(f, speed=speed, loop=loop, hold_at_end=True, skip_damaged=True), info
             except BaseException:
                 f.close()
                 raise
@@ -409,6 +411,7 @@ class Operations:
             self._close_replay()
             self.replay, self.replay_path = rig, path
             self._replay_logged_s = -math.inf
+            self._replay_damage_said = 0
             self.w.attach(rig.hub, f"replay of {Path(path).name}")
             self.w.replay_panel.show_file(path, span[0], span[1], trials, events, complete, counts)
             self.w.compare.set_session(path)
@@ -478,6 +481,13 @@ class Operations:
             return
         if panel.playing == rig.paused:
             panel.set_playing(not rig.paused)
+        for damaged in rig.damaged[self._replay_damage_said:]:   # said once each, the replay goes on
+            self._replay_damage_said += 1
+            self.w.notifications.notify(
+                "warning", f"replay of {Path(self.replay_path or '').name}",
+                f"{damaged.where}: damaged ({DAMAGED_BYTES}); the replay skips the rows read with them",
+                f"uartlab verify --repair {self.replay_path} writes a copy with every whole sample")
+            self.w.log_line(f"WARNING replay: {damaged}")
         shown_s = self.w.data.now_s   # what the plots show: the player and the window's drain both count
         # playing, the cursor follows the plots (behind the player when the window lags); paused, the player
         panel.show_position(shown_s if panel.playing and math.isfinite(shown_s) else rig.position_s,

@@ -22,12 +22,22 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from uartlab.app.record.integrity import DAMAGED_BYTES
 from uartlab.app.record.writer import KNOWN_SCHEMAS, SCHEMA
 from uartlab.errors import InputFileError
 from uartlab.hub import Hub
 from uartlab.streams import HOST_TIME, Event, EventKind, FieldSpec, Record, StreamSpec
 
 SCHEMA_PREFIX = SCHEMA.rsplit("/", 1)[0] + "/"   # "uartlab.session/": every version of the layout is read
+
+
+class DamagedData(InputFileError):
+    """Rows of a readable session file that cannot be read: a chunk's checksum or decompression fails."""
+
+    def __init__(self, path: str, where: str, detail: str):
+        self.where = where   # the dataset and rows: "/streams/daq/pot_V rows 0-4095"
+        super().__init__(f"{path}: {where}: damaged ({DAMAGED_BYTES}: {detail}); `uartlab verify` lists the "
+                         "damage, `uartlab verify --repair` copies what is whole")
 
 
 class SessionFile:
@@ -87,7 +97,7 @@ class SessionFile:
 
     @property
     def config_text(self) -> str:
-        return _text(self._file["config/rig_toml"][()]) if "config/rig_toml" in self._file else ""
+        return _text(self._read(self._file["config/rig_toml"], ())) if "config/rig_toml" in self._file else ""
 
     @property
     def calibration_texts(self) -> dict[str, str]:
@@ -95,20 +105,20 @@ class SessionFile:
         g = self._file.get("config/calibration")
         out: dict[str, str] = {}
         if g is not None:
-            g.visititems(lambda name, obj: out.__setitem__(name, _text(obj[()])) if isinstance(obj, h5py.Dataset)
-                         else None)
+            g.visititems(lambda name, obj: out.__setitem__(name, _text(self._read(obj, ())))
+                         if isinstance(obj, h5py.Dataset) else None)
         return out
 
     def protocol_texts(self) -> dict[str, str]:
         """The suite files this session ran (name -> exact text; each dataset's sha256 attribute is its hash)."""
         g = self._file.get("config/protocol", {})
-        return {name: _text(d[()]) for name, d in g.items()}
+        return {name: _text(self._read(d, ())) for name, d in g.items()}
 
     def clock(self) -> np.ndarray:
         """(n, 2): the /clock pairs of host time and UTC (POSIX s); (0, 2) for a file without one (schema /1)."""
         if "clock" not in self._file:
             return np.zeros((0, 2))
-        rows = self._file["clock"][:]
+        rows = self._read(self._file["clock"])
         return np.column_stack([rows[HOST_TIME], rows["utc_time_s"]]) if rows.size else np.zeros((0, 2))
 
     def utc_time_s(self, host_time_s) -> np.ndarray:
@@ -146,7 +156,7 @@ class SessionFile:
 
     def host_times(self, stream: str) -> np.ndarray:
         if stream not in self._times:
-            self._times[stream] = self._file["streams"][stream][HOST_TIME][: self.length(stream)]
+            self._times[stream] = self._read(self._file["streams"][stream][HOST_TIME], slice(self.length(stream)))
         return self._times[stream]
 
     def read(self, stream: str, start: int = 0, stop: int | None = None) -> Record:
@@ -154,8 +164,9 @@ class SessionFile:
         g = self._file["streams"][stream]
         stop = self.length(stream) if stop is None else min(stop, self.length(stream))
         start = min(start, stop)
-        return Record(stream, g[HOST_TIME][start:stop],
-                      {f.name: _as_declared(g[f.name][start:stop], f) for f in self.streams[stream].fields})
+        rows = slice(start, stop)
+        return Record(stream, self._read(g[HOST_TIME], rows),
+                      {f.name: _as_declared(self._read(g[f.name], rows), f) for f in self.streams[stream].fields})
 
     def rows_between(self, stream: str, t_start_s: float, t_stop_s: float) -> tuple[int, int]:
         """[start, stop) rows with t_start_s <= host_time_s < t_stop_s."""
@@ -175,7 +186,7 @@ class SessionFile:
     def trials(self) -> list[dict]:
         if "trials/table" not in self._file:
             return []
-        rows = self._file["trials/table"][:]
+        rows = self._read(self._file["trials/table"])
         if rows.dtype.names is None or "parameters_json" not in rows.dtype.names:
             raise InputFileError(f"{self.path}: damaged session file: /trials/table is not a table of trials")
         out = []
@@ -196,7 +207,7 @@ class SessionFile:
         if "events" not in self._file:
             return []
         return [Event(float(r[HOST_TIME]), EventKind.read(_text(r["kind"])), _text(r["source"]), _text(r["message"]))
-                for r in self._file["events"][:]]
+                for r in self._read(self._file["events"])]
 
     def time_span_s(self) -> tuple[float, float]:
         """First and last host time over all streams (NaN, NaN if nothing was recorded)."""
@@ -207,6 +218,16 @@ class SessionFile:
                 firsts.append(t[0])
                 lasts.append(t[-1])
         return (min(firsts), max(lasts)) if firsts else (np.nan, np.nan)
+
+    def _read(self, d: h5py.Dataset, selection=slice(None)):
+        """The dataset's selection; a chunk that fails its checksum or decompression is said in one line
+        naming the file, the dataset and the rows, not as HDF5's "filter returned failure"."""
+        try:
+            return d[selection]
+        except OSError as exc:
+            rows = (f" rows {selection.start or 0}-{(selection.stop or d.shape[0]) - 1}"
+                    if isinstance(selection, slice) and d.shape else "")
+            raise DamagedData(self.path, f"{d.name}{rows}", _one_line(exc)) from None
 
     def close(self) -> None:
         self._file.close()
@@ -271,6 +292,8 @@ class ReplayRig:
     a recorded host time, first handing over the ``history_s`` before it unpaced (a view that keeps a window of
     history is full again at once); ``pause()``/``resume()`` hold the thread where it is; ``loop`` starts over
     at the end (``hold_at_end``: pauses there instead of ending). Records keep their recorded ``host_time_s``.
+    A damaged chunk (its checksum fails) raises ``DamagedData``; with ``skip_damaged`` the stream's rows read
+    with it are left out instead, and ``damaged`` lists what was skipped (the window plays the rest).
 
     Reads are ``CHUNK_S`` of recorded time per stream at once, sliced in memory for each delivery: a read of a
     few rows costs about as much as one of a thousand (h5py's per-call overhead, ~0.2 ms per field), and a
@@ -282,7 +305,8 @@ class ReplayRig:
     CHUNK_S = 1.0       # recorded seconds read from the file per stream at a time
 
     def __init__(self, source: str | os.PathLike | SessionFile, speed: float | str = 1.0, loop: bool = False,
-                 window_s: float = 0.01, streams: list[str] | None = None, hold_at_end: bool = False):
+                 window_s: float = 0.01, streams: list[str] | None = None, hold_at_end: bool = False,
+                 skip_damaged: bool = False):
         self.file = source if isinstance(source, SessionFile) else SessionFile(source)
         self.speed = speed
         self.loop = loop
@@ -300,6 +324,8 @@ class ReplayRig:
         self._paused = False
         self._thread: threading.Thread | None = None
         self.hold_at_end = hold_at_end
+        self.skip_damaged = skip_damaged
+        self.damaged: list[DamagedData] = []   # skipped (skip_damaged), one per damaged place met
         self._chunks: dict[str, tuple[Record, tuple[float, float]]] = {}  # stream -> (rows, [from, to) s)
         # Marked replayed: a consumer shows a recorded trip or E-stop at its time but acts on none of them.
         self._events = sorted((replace(e, replayed=True) for e in self.file.events()), key=lambda e: e.host_time_s)
@@ -351,7 +377,14 @@ class ReplayRig:
         if chunk is None or not (lo <= t_start and t_stop <= hi):
             hi = max(t_stop, t_start + fetch_s)
             i0, i1 = self.file.rows_between(name, t_start, hi)
-            chunk = self.file.read(name, i0, i1)
+            try:
+                chunk = self.file.read(name, i0, i1)
+            except DamagedData as exc:
+                if not self.skip_damaged:
+                    raise
+                if all(exc.where != seen.where for seen in self.damaged):
+                    self.damaged.append(exc)
+                chunk = self.file.read(name, i0, i0)   # nothing from these rows, not read again
             self._chunks[name] = (chunk, (t_start, hi))
         t = chunk.host_time_s
         i0, i1 = int(np.searchsorted(t, t_start, "left")), int(np.searchsorted(t, t_stop, "left"))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
+from uartlab.app.record.integrity import DAMAGED_BYTES, Damage, keep_spans, scan
 from uartlab.app.record.player import _open_hdf5, _text
 from uartlab.app.record.verify import verify
 from uartlab.app.record.writer import EVENT_DTYPE, LIBVER, TRIAL_DTYPE, TRIAL_FIELDS, _now_iso, write_trial_groups
@@ -73,25 +74,36 @@ def repair(path: str | os.PathLike, out: str | os.PathLike | None = None) -> Rep
 
 def _copy(src: h5py.File, dst: h5py.File, result: RepairReport) -> None:
     dst.attrs.update(dict(src.attrs))
-    for name, obj in src.items():
+    damage = scan(src)
+    for name in src:
         if name not in ("streams", "trials"):
-            src.copy(obj, dst, name=name)
+            _copy_readable(src, dst, name, damage, result)
     streams = dst.create_group("streams")
     original = src.get("streams")
     declared: list[str] = []
     if isinstance(original, h5py.Group):
         streams.attrs.update(dict(original.attrs))
         declared = [_text(n) for n in original.attrs.get("declared", [])]
-        for name, g in original.items():
-            if isinstance(g, h5py.Group):
+        for name in original:
+            g = original.get(name)
+            if not isinstance(g, h5py.Group):
+                continue
+            rate_hz = float(g.attrs.get("nominal_rate_hz", np.nan))
+            unreadable = [d for d in damage if d.where.startswith(f"{g.name}/")]
+            if unreadable:
+                _copy_stream_without(g, streams, unreadable, rate_hz, result)
+            else:
                 src.copy(g, streams, name=name)
-                _cut_to_whole_samples(streams[name], name, float(g.attrs.get("nominal_rate_hz", np.nan)), result)
+                _cut_to_whole_samples(streams[name], name, rate_hz, result)
     result.lost += [f"{n}: the whole stream (not in the file)" for n in declared if n not in streams]
     if "events" not in dst:
         dst.create_dataset("events", shape=(0,), maxshape=(None,), dtype=EVENT_DTYPE, chunks=(1024,))
         result.lost.append("events: the whole table (not in the file; the copy has an empty one)")
     trials = dst.create_group("trials")
     table = src.get("trials/table")
+    if any(d.where == "/trials/table" for d in damage):
+        table = None
+        result.lost.append(f"trials: the table ({DAMAGED_BYTES})")
     if isinstance(table, h5py.Dataset) and table.dtype.names and not set(TRIAL_FIELDS) - set(table.dtype.names):
         src.copy(table, trials, name="table")
         rows = [{k: (_text(row[k]) if table.dtype[k].kind in "SOU" else row[k].item()) for k in TRIAL_FIELDS}
@@ -104,6 +116,90 @@ def _copy(src: h5py.File, dst: h5py.File, result: RepairReport) -> None:
         trials.create_dataset("table", shape=(0,), maxshape=(None,), dtype=TRIAL_DTYPE, chunks=(64,))
         result.lost.append("trials: the whole table (not in the file or not a table of trials; the copy has an "
                            "empty one)")
+
+
+def _copy_readable(src: h5py.Group, dst: h5py.Group, name: str, damage: list[Damage], result: RepairReport) -> None:
+    """``src[name]`` into ``dst`` without what ``damage`` names: a damaged table keeps its readable rows, a
+    damaged text or object is left out; each loss is said."""
+    where = f"{src.name.rstrip('/')}/{name}"
+    here = [d for d in damage if d.where == where or d.where.startswith(f"{where}/")]
+    if not here:
+        src.copy(src[name], dst, name=name)
+        return
+    if any(d.where == where and d.rows is None for d in here):
+        result.lost.append(f"{where}: {here[0].reason}")
+        return
+    obj = src[name]
+    if isinstance(obj, h5py.Group):
+        group = dst.create_group(name)
+        group.attrs.update(dict(obj.attrs))
+        for child in obj:
+            _copy_readable(obj, group, child, here, result)
+    elif obj.shape:
+        spans = keep_spans(obj.shape[0], [d.rows for d in here if d.rows is not None])
+        _write_spans(obj, dst, name, spans, [])
+        result.lost.append(f"{where}: {obj.shape[0] - _span_rows(spans)} rows ({DAMAGED_BYTES})")
+    else:
+        result.lost.append(f"{where}: its value ({DAMAGED_BYTES})")
+
+
+def _copy_stream_without(g: h5py.Group, streams: h5py.Group, damage: list[Damage], rate_hz: float,
+                         result: RepairReport) -> None:
+    """A stream's whole samples without what its damaged chunks held. A sample whose time, or a value with
+    no NaN (a count, a flag), is lost is dropped from every field, so each sample stays whole; a lost
+    floating-point value is NaN in a sample kept."""
+    name = g.name.rsplit("/", 1)[-1]
+    out = streams.create_group(name)
+    out.attrs.update(dict(g.attrs))
+    members = {k: g.get(k) for k in g}
+    gone = sorted(k for k, d in members.items() if not isinstance(d, h5py.Dataset))
+    if gone and "fields" in out.attrs:   # the copy declares the fields it has
+        out.attrs["fields"] = [f for f in out.attrs["fields"] if _text(f) not in gone]
+    datasets = {k: d for k, d in members.items() if isinstance(d, h5py.Dataset) and d.shape}
+    n = min((d.shape[0] for d in datasets.values()), default=0)
+    lost = {k: [d.rows for d in damage if d.rows is not None and d.where == f"{g.name}/{k}"] for k in datasets}
+    as_nan = {k for k, d in datasets.items() if k != HOST_TIME and d.dtype.kind in "fc"}
+    spans = keep_spans(n, [rows for k, ranges in lost.items() if k not in as_nan for rows in ranges])
+    for k, d in datasets.items():
+        _write_spans(d, out, k, spans, lost[k] if k in as_nan else [])
+    kept = _span_rows(spans)
+    said = [f"{n - kept} samples dropped ({kept} kept" + (f", ~{(n - kept) / rate_hz:.3f} s at {rate_hz:g} Hz lost)"
+                                                         if np.isfinite(rate_hz) and rate_hz > 0 else ")")] \
+        if kept < n else []
+    said += [f"{k} NaN in {sum(min(hi, n) - lo for lo, hi in lost[k] if lo < n)} rows" for k in sorted(as_nan)
+             if lost[k]]
+    said += [f"{k} could not be opened and is not in the copy" for k in gone]
+    result.lost.append(f"{name}: {', '.join(said)} ({DAMAGED_BYTES})")
+
+
+# Rows copied at a time: memory stays at a block however long the stream.
+COPY_BLOCK_ROWS = 65536
+
+
+def _write_spans(d: h5py.Dataset, dst: h5py.Group, name: str, spans: list[tuple[int, int]],
+                 as_nan: list[tuple[int, int]]) -> None:
+    """A dataset of ``d``'s rows in ``spans``, the ``as_nan`` ones NaN, stored as ``d`` is (chunks, filters,
+    attributes), growable."""
+    out = dst.create_dataset(name, shape=(_span_rows(spans), *d.shape[1:]), maxshape=(None, *d.shape[1:]),
+                             dtype=d.dtype, chunks=d.chunks or True, compression=d.compression,
+                             compression_opts=d.compression_opts, shuffle=d.shuffle, fletcher32=d.fletcher32)
+    out.attrs.update(dict(d.attrs))
+    at = 0
+    for start, stop in spans:
+        for lo in range(start, stop, COPY_BLOCK_ROWS):
+            hi = min(lo + COPY_BLOCK_ROWS, stop)
+            block = np.full((hi - lo, *d.shape[1:]), np.nan, d.dtype) if as_nan else np.empty(0)
+            for a, b in keep_spans(hi, as_nan, start=lo) if as_nan else [(lo, hi)]:
+                if as_nan:
+                    block[a - lo:b - lo] = d[a:b]
+                else:
+                    block = d[a:b]
+            out[at:at + hi - lo] = block
+            at += hi - lo
+
+
+def _span_rows(spans: list[tuple[int, int]]) -> int:
+    return sum(stop - start for start, stop in spans)
 
 
 def _cut_to_whole_samples(g: h5py.Group, name: str, rate_hz: float, result: RepairReport) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
+from uartlab.app.record.integrity import readable_rows, scan
 from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
 from uartlab.app.record.writer import CLOCK, KNOWN_SCHEMAS, SESSION_DATASETS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
@@ -49,6 +50,7 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     summary: str = ""
     repaired_from: str = ""                 # a copy `verify --repair` wrote: the file it was made from
+    repair_notes: str = ""                  # ...and what it lost
     flush_interval_s: float | None = None   # the recorder's, from the file's attribute
 
     @property
@@ -77,8 +79,10 @@ def verify(path: str | os.PathLike) -> VerifyReport:
             return r
         r.complete = bool(f.attrs.get("complete", 0))
         r.repaired_from = _text(f.attrs.get("repaired_from", ""))
+        r.repair_notes = _text(f.attrs.get("repair_notes", ""))
         interval = f.attrs.get("flush_interval_s")
         r.flush_interval_s = float(interval) if interval is not None else None
+        damage = scan(f)
         try:
             _check_streams(f, r)
             span = _span_s(r)
@@ -89,7 +93,9 @@ def verify(path: str | os.PathLike) -> VerifyReport:
                            if where not in f and where not in ("events", "trials/table")
                            and not (where == CLOCK and r.schema == KNOWN_SCHEMAS[0])]
         except (OSError, KeyError, ValueError, TypeError) as exc:   # a damaged object inside a readable file
-            r.problems.append(f"unreadable data: {' '.join(str(exc).split())}")
+            if not damage:   # else the scan's lines below say what and where
+                r.problems.append(f"unreadable data: {' '.join(str(exc).split())}")
+        r.problems += [str(d) for d in damage]
     r.summary = _summary(r)
     return r
 
@@ -120,7 +126,7 @@ def _check_stream(name: str, g: h5py.Group) -> StreamReport:
     problems += [f"{where}/{k}: missing (a field of the stream)" for k in (HOST_TIME, *fields) if k not in g]
     lengths = {k: int(d.shape[0]) for k, d in g.items() if isinstance(d, h5py.Dataset) and d.shape}
     n = min(lengths.values(), default=0)
-    t = g[HOST_TIME][:n] if HOST_TIME in lengths else np.empty(0)
+    t = readable_rows(g[HOST_TIME], n) if HOST_TIME in lengths else np.empty(0)
     if len(set(lengths.values())) > 1:
         # A crash in the middle of a flush: the rows beyond the shortest dataset are partial samples.
         longest = max(lengths, key=lengths.__getitem__)
@@ -148,7 +154,7 @@ def _table(f: h5py.File, where: str, names: tuple[str, ...], r: VerifyReport) ->
     if have is None or set(names) - set(have):
         r.problems.append(f"/{where}: not the session's table (columns {', '.join(names)})")
         return None
-    return d[:]
+    return readable_rows(d)
 
 
 def _check_events(f: h5py.File, r: VerifyReport) -> None:
@@ -170,7 +176,7 @@ def _check_trials(f: h5py.File, r: VerifyReport, span: tuple[float, float]) -> N
     if rows is None:
         return
     r.n_trials = len(rows)
-    event_times = f["events"][HOST_TIME] if "events" in f and r.n_events else np.empty(0)
+    event_times = readable_rows(f["events"])[HOST_TIME] if "events" in f and r.n_events else np.empty(0)
     # The session's span: its samples and events. A trial row is flushed with the samples of its flush, so a
     # crashed file's last trial may start up to one flush interval after its last sample.
     slack_s = r.flush_interval_s if r.flush_interval_s is not None and np.isfinite(r.flush_interval_s) else 1.0
@@ -198,9 +204,10 @@ def _check_trials(f: h5py.File, r: VerifyReport, span: tuple[float, float]) -> N
 def _check_trial_groups(f: h5py.File, rows: np.ndarray, r: VerifyReport) -> None:
     """A clean close writes one /trials/NNNN_<name> group per table row."""
     expected = {trial_group_name(int(row["index"]), _text(row["name"])): int(row["index"]) for row in rows}
-    groups = {k for k, v in f["trials"].items() if isinstance(v, h5py.Group)}
+    names = set(f["trials"])            # a group that cannot be opened is still named here (scan: damaged)
+    groups = {k for k in names if isinstance(f["trials"].get(k), h5py.Group)}
     r.problems += [f"/trials/{k}: missing (the clean close writes one group per row of /trials/table)"
-                   for k in sorted(set(expected) - groups)]
+                   for k in sorted(set(expected) - names)]
     r.problems += [f"/trials/{k}: no row of /trials/table has this trial" for k in sorted(groups - set(expected))]
     for k in sorted(set(expected) & groups):
         if int(f["trials"][k].attrs.get("index", -1)) != expected[k]:
@@ -209,7 +216,7 @@ def _check_trial_groups(f: h5py.File, rows: np.ndarray, r: VerifyReport) -> None
 
 
 def _summary(r: VerifyReport) -> str:
-    per_stream = ", ".join(f"{s.name} {s.samples}" + (f" up to t={s.last_s:.3f} s" if s.samples else "")
+    per_stream = ", ".join(f"{s.name} {s.samples}" + (f" up to t={s.last_s:.3f} s" if s.last_s is not None else "")
                            for s in r.streams) or "no streams"
     if r.complete:
         head = "clean close" + (f", {len(r.problems)} problem(s)" if r.problems else "")
@@ -222,6 +229,8 @@ def _summary(r: VerifyReport) -> str:
     lines = [f"{r.path}: {head}", f"  samples per stream: {per_stream}",
              f"  events: {r.n_events}" + (f", last event {r.last_event}" if r.last_event else ""),
              f"  trials: {r.n_trials}"]
+    if r.complete and r.repaired_from:
+        lines.append(f"  repaired copy of {r.repaired_from}: {r.repair_notes}")
     lines += [f"  problem: {p}" for p in r.problems]
     if not r.complete and not r.repaired_from:
         lines.append("  uartlab and h5py (swmr=True) read it as it is; for MATLAB or h5dump: "
