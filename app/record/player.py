@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -244,6 +245,10 @@ def unknown_schema(path: str, schema: str) -> str:
     return f"{path}: schema {schema!r} is not one this uartlab reads ({', '.join(sorted(KNOWN_SCHEMAS))})"
 
 
+# HDF5's words for a file shorter than its superblock says it is.
+TRUNCATED = re.compile(r"truncated file: eof = (?P<eof>\d+).*stored_eof = (?P<stored>\d+)")
+
+
 def _open_hdf5(path: str) -> h5py.File:
     """The file opened for reading; InputFileError naming it when it is missing, a folder, or not HDF5."""
     if os.path.isdir(path):
@@ -261,6 +266,10 @@ def _open_hdf5(path: str) -> h5py.File:
                 return h5py.File(path, "r", swmr=True)
             except OSError as swmr_exc:
                 exc = swmr_exc
+        cut = TRUNCATED.search(str(exc))
+        if cut:
+            raise InputFileError(f"{path}: truncated: {int(cut['eof']):,} of its {int(cut['stored']):,} bytes are "
+                                 "there (an interrupted copy or download?); HDF5 cannot open it") from None
         raise InputFileError(f"{path}: not a session file (HDF5 cannot open it: {_one_line(exc)})") from None
 
 

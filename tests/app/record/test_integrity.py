@@ -5,6 +5,7 @@ with the trials it can read; `verify --repair` copies every whole sample."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -92,3 +93,12 @@ def test_repair_keeps_every_whole_sample_nan_where_a_value_was_lost(session, cap
         for stream in ("daq", "joints"):                     # the other streams are whole
             np.testing.assert_array_equal(f[f"streams/{stream}/host_time_s"][:],
                                           original[f"streams/{stream}/host_time_s"][:])
+
+
+def test_a_truncated_copy_is_said_truncated_with_how_much_is_there(session, capsys):
+    whole = Path(session).read_bytes()
+    Path(session).write_bytes(whole[:len(whole) // 2])
+    assert main(["verify", session]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"uartlab verify: {session}: truncated: {len(whole) // 2:,} of its {len(whole):,} bytes are there "
+        "(an interrupted copy or download?); HDF5 cannot open it")
