@@ -71,6 +71,10 @@ DEFAULT_TIMEOUT_S = 20.0
 # mean speed (~50 deg/s); the model side keeps the paper's rule.
 DEFAULT_MEASURED_SPEED_DEG_S = 1.0
 DEFAULT_WINDOW_S = 1.0
+# est.: the paper's trials pull for 4 s and settle within seconds; a pull that ends, or a settle that times
+# out, later than this is a typo. The model and the run hold a trial's samples in memory (at 10 ms a
+# step, 35 states): ten minutes is 60 000 steps, where 1e6 s took 26 GiB.
+MAX_TRIAL_S = 600.0
 
 _SUITE_KEYS = {"name", "description", "repeats", "settle", "limits"}
 _SETTLE_KEYS = {"speed_deg_s", "measured_speed_deg_s", "window_s", "hold_s", "timeout_s"}
@@ -289,18 +293,25 @@ class _Parser:
         for overrun in excursion_overruns(trials, limits) if clean else ():
             self.error(f"trial[{indices[overrun.trial_index]}].pulls[{overrun.pull_index}].amplitude_mm",
                        overrun.reason)
+        description = self.string("suite.description", head.get("description"))
         if self.errors:
             raise SuiteError(self.errors)
-        return Suite(name, self.string("suite.description", head.get("description")), repeats, settle, limits,
-                     tuple(trials), self.name, self.text)
+        return Suite(name, description, repeats, settle, limits, tuple(trials), self.name, self.text)
 
     def settle(self, t: dict) -> Settle:
         self.unknown("suite.settle", t, _SETTLE_KEYS)
-        return Settle(*(self.number(f"suite.settle.{k}", t.get(k), d)
-                        for k, d in (("speed_deg_s", DEFAULT_SPEED_DEG_S), ("hold_s", DEFAULT_HOLD_S),
-                                     ("timeout_s", DEFAULT_TIMEOUT_S),
-                                     ("measured_speed_deg_s", DEFAULT_MEASURED_SPEED_DEG_S),
-                                     ("window_s", DEFAULT_WINDOW_S))))
+        settle = Settle(*(self.number(f"suite.settle.{k}", t.get(k), d)
+                          for k, d in (("speed_deg_s", DEFAULT_SPEED_DEG_S), ("hold_s", DEFAULT_HOLD_S),
+                                       ("timeout_s", DEFAULT_TIMEOUT_S),
+                                       ("measured_speed_deg_s", DEFAULT_MEASURED_SPEED_DEG_S),
+                                       ("window_s", DEFAULT_WINDOW_S))))
+        if settle.timeout_s > MAX_TRIAL_S:
+            self.error("suite.settle.timeout_s", f"{settle.timeout_s:g} s is longer than a trial may wait "
+                                                 f"({MAX_TRIAL_S:g} s)")
+        if settle.hold_s >= settle.timeout_s:
+            self.error("suite.settle.hold_s", f"{settle.hold_s:g} s is not shorter than timeout_s "
+                                              f"({settle.timeout_s:g} s): no trial could ever settle")
+        return settle
 
     def limits(self, t: dict) -> Limits:
         """The suite's limits, each at most the rig's ceiling; an absent key is the ceiling."""
@@ -391,6 +402,9 @@ class _Parser:
             start = self.number(f"{pk}.start_s", p.get("start_s"), 0.0, positive=False)
             if start < 0:
                 self.error(f"{pk}.start_s", f"must be >= 0 s, got {start:g}")
+            if start + duration > MAX_TRIAL_S:
+                self.error(f"{pk}.duration_s" if "duration_s" in p else f"{pk}.start_s",
+                           f"the pull ends at {start + duration:g} s, later than a trial may ({MAX_TRIAL_S:g} s)")
             out.append(Pull(tendon or "FDP", amplitude, duration, start))
         return tuple(out)
 

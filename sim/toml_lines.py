@@ -13,9 +13,11 @@ _KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+)\s*=")
 
 
 def line_of_key(text: str, dotted_key: str) -> int | None:
-    """1-based line number where ``dotted_key`` is defined (or its table, if the key is absent)."""
+    """1-based line number where ``dotted_key`` is defined (or its table, if the key is absent; or the key
+    holding it as an inline table: ``settle = { timeout_s = 1e308 }``)."""
     parts = dotted_key.split(".")
-    table_line = None
+    table_line = inline_line = None
+    inline_depth = 0
     current: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0]
@@ -32,7 +34,9 @@ def line_of_key(text: str, dotted_key: str) -> int | None:
             full = current + [p.strip("\"'") for p in key.group(1).split(".")]
             if full == parts:
                 return number
-    return table_line
+            if len(full) < len(parts) and full == parts[: len(full)] and len(full) > inline_depth:
+                inline_line, inline_depth = number, len(full)
+    return table_line or inline_line
 
 
 _AT = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)\s*$")

@@ -82,7 +82,8 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure ends as one line; --debug shows the rest
         if args.debug:
             raise
-        print(f"{where}: {_one_line(exc)}", file=sys.stderr)
+        for line in _error_lines(exc):
+            print(f"{where}: {line}", file=sys.stderr)
         return _exit_status(exc)
 
 
@@ -104,6 +105,14 @@ def _exit_status(exc: BaseException) -> int:
     if isinstance(exc, OSError):      # a path that cannot be read or written, a device that is gone
         return EXIT_DEVICE_OR_IO
     return EXIT_INTERNAL
+
+
+def _error_lines(exc: BaseException) -> list[str]:
+    """One line per error: a file with several (a suite's every ``file:line: key: reason``) gets one each."""
+    errors = getattr(exc, "errors", None) if isinstance(exc, UartlabError) else None
+    if isinstance(errors, list) and errors and all(isinstance(e, str) for e in errors):
+        return [" ".join(e.split()) for e in errors]
+    return [_one_line(exc)]
 
 
 def _one_line(exc: BaseException) -> str:

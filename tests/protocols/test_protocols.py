@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from uartlab.app.cli.main import main as cli
 from uartlab.protocols.dry_run import dry_run, main
 from uartlab.protocols.suite import SuiteError, builtin_suite, load_suite, parse_suite
 from uartlab.protocols.trajectories import Hold, Ramp, Return, Sigmoid, TendonProfile, Trajectory
@@ -131,6 +132,14 @@ def _line(text: str, needle: str, nth: int = 0) -> int:
     ('duration_s = 4.0 },\n    { tendon = "ED"', 'duration_s = 0 },\n    { tendon = "ED"',
      "trial[1].pulls[0].duration_s", "must be > 0", 0),
     ('max_tendon_force_N = 40.0', 'max_tendon_force = 40.0', "suite.limits.max_tendon_force", "unknown key", 0),
+    # a typo in a time must not make the model or the run allocate for days of samples
+    ('duration_s = 4.0 },\n    { tendon = "ED"', 'duration_s = 1e6 },\n    { tendon = "ED"',
+     "trial[1].pulls[0].duration_s", "the pull ends at 1e+06 s, later than a trial may (600 s)", 0),
+    ('repeats = 2', 'settle = { timeout_s = 1e308 }\nrepeats = 2', "suite.settle.timeout_s",
+     "1e+308 s is longer than a trial may wait (600 s)", 0),
+    ('repeats = 2', 'settle = { hold_s = 30 }\nrepeats = 2', "suite.settle.hold_s",
+     "30 s is not shorter than timeout_s (20 s): no trial could ever settle", 0),
+    ('repeats = 2', 'description = 3\nrepeats = 2', "suite.description", "must be a string, got 3", 0),
 ])
 def test_every_error_names_file_line_and_key(old, new, key, reason, nth):
     text = GOOD.replace(old, new, 1)
@@ -141,11 +150,17 @@ def test_every_error_names_file_line_and_key(old, new, key, reason, nth):
     assert f"bad.toml:{line}: {key}: " in str(info.value) and reason in str(info.value)
 
 
-def test_all_errors_are_reported_at_once():
+def test_all_errors_are_reported_at_once_one_line_each(tmp_path, capsys):
     text = GOOD.replace('tendon = "ED"', 'tendon = "XX"').replace('pose = "Flex"', 'pose = "Fist"')
     with pytest.raises(SuiteError) as info:
         parse_suite(text, "bad.toml")
     assert len(info.value.errors) == 2
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    assert cli(["run", str(path), "--dry-run"]) == 2
+    first, second = capsys.readouterr().err.splitlines()
+    assert first.startswith(f"uartlab run: {path}:{_line(text, 'Fist')}: trial[0].pose: unknown pose")
+    assert second.startswith(f"uartlab run: {path}:{_line(text, 'XX')}: trial[1].pulls[1].tendon: unknown tendon")
 
 
 # ------------------------------------------------------------------ dry run
