@@ -75,6 +75,9 @@ DEFAULT_WINDOW_S = 1.0
 # out, later than this is a typo. The model and the run hold a trial's samples in memory (at 10 ms a
 # step, 35 states): ten minutes is 60 000 steps, where 1e6 s took 26 GiB.
 MAX_TRIAL_S = 600.0
+# est.: the paper repeats each trial five times; 100 repeats of its 22 trials is some 6 h at the rig, and
+# more is a typo (the limits are checked over every repeat of the plan: 1e8 of them took minutes).
+MAX_REPEATS = 100
 
 _SUITE_KEYS = {"name", "description", "repeats", "settle", "limits"}
 _SETTLE_KEYS = {"speed_deg_s", "measured_speed_deg_s", "window_s", "hold_s", "timeout_s"}
@@ -228,11 +231,11 @@ class _Parser:
             self.error(key, f"must be > 0, got {value!r}")
         return float(value)
 
-    def integer(self, key: str, value: object, default: int) -> int:
+    def repeats(self, key: str, value: object, default: int) -> int:
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            self.error(key, f"must be a whole number >= 1, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
+            self.error(key, f"must be a whole number from 1 to {MAX_REPEATS}, got {value!r}")
             return default
         return value
 
@@ -269,7 +272,7 @@ class _Parser:
         name = self.checked_name("suite.name", head.get("name"))
         if not name and "suite" in data:
             self.error("suite.name", "missing: every suite needs a name")
-        repeats = self.integer("suite.repeats", head.get("repeats"), REPEATS)
+        repeats = self.repeats("suite.repeats", head.get("repeats"), REPEATS)
         settle = self.settle(self.table("suite.settle", head.get("settle")))
         limits = self.limits(self.table("suite.limits", head.get("limits")))
         raw_trials = data.get("trial", [])
@@ -372,7 +375,7 @@ class _Parser:
             back = False
         pulls = self.pulls(k, raw.get("pulls"), limits)
         return SuiteTrial(name, canon_pose or "Flex", pulls, angle, back,
-                          self.integer(f"{k}.repeats", raw.get("repeats"), repeats))
+                          self.repeats(f"{k}.repeats", raw.get("repeats"), repeats))
 
     def pulls(self, k: str, raw: object, limits: Limits) -> tuple[Pull, ...]:
         if not isinstance(raw, list) or not raw:
@@ -470,8 +473,8 @@ def select_trials(suite: Suite, trials: list[str] | None, repeats: int | None) -
                               f"(the suite has {', '.join(names)})")
         chosen = tuple(t for t in suite.trials if t.name in trials)
     if repeats is not None:
-        if repeats < 1:
-            raise ConfigError(f"--repeats must be at least 1, got {repeats}")
+        if not 1 <= repeats <= MAX_REPEATS:
+            raise ConfigError(f"--repeats must be from 1 to {MAX_REPEATS}, got {repeats}")
         chosen = tuple(replace(t, repeats=repeats) for t in chosen)
         # More repeats of a trial that does not return start each where the last left the tendon.
         if overruns := excursion_overruns(chosen, suite.limits):

@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
         one_of,
         positive_float,
         positive_int,
+        twin_speed,
     )
     from uartlab.sim.names import ARM_FORMS
 
@@ -45,7 +46,7 @@ def add_parser(sub) -> None:
         p.add_argument("--operator", default=None, help="who ran it (default: the login name)")
         p.add_argument("--rig", default=None, help="at the rig: 'twin' (the shipped twin rig) or rig.toml; "
                                                     "default: the twin plant in-process")
-        p.add_argument("--speed", type=positive_float, default=None, help="--rig twin: model seconds per wall second")
+        p.add_argument("--speed", type=twin_speed, default=None, help="--rig twin: model seconds per wall second")
         p.add_argument("--seed", type=non_negative_int, default=0, help="twin seed")
         p.add_argument("--notes", default="", help="free text kept in the file's provenance")
         if name in ("sea", "servo-zero", "moment-arms", "model"):

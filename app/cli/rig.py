@@ -17,7 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
-from uartlab.app.cli.types import positive_float
+from uartlab.app.cli.types import twin_speed
 
 CORE_HELP = "where the core listens: ipc://PATH or tcp://HOST:PORT (default: $UARTLAB_CORE, else ipc in the " \
             "user's runtime folder)"
@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
     serve.add_argument("--keys", type=Path, metavar="DIR",
                        help="CurveZMQ keys: DIR/server.key_secret, DIR/operators/*.key, DIR/viewers/*.key "
                             "(required to listen beyond this machine)")
-    serve.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
+    serve.add_argument("--speed", type=twin_speed, help="twin only: model seconds per wall second")
     serve.set_defaults(run=serve_main, service=True)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from uartlab.app.cli.rig import CORE_HELP
-from uartlab.app.cli.types import positive_float, positive_int
+from uartlab.app.cli.types import positive_float, positive_int, twin_speed
 
 if TYPE_CHECKING:  # the rig, the protocols and session files load when a command runs, not at start-up
     from uartlab.app.rig.config import RigConfig
@@ -61,7 +61,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=positive_int, help="run each trial this many times instead of the suite's repeats")
     p.add_argument("--trial", nargs="+", action="extend", dest="trials", metavar="NAME",
                    help="run only these trials (--trial a b, or --trial a --trial b)")
-    p.add_argument("--speed", type=positive_float, help="twin only: model seconds per wall second")
+    p.add_argument("--speed", type=twin_speed, help="twin only: model seconds per wall second")
     p.add_argument("--safe-action", choices=("hold", "torque_off"), default="hold",
                    help="what the servos do after a trip or abort (the E-stop always turns torque off)")
     p.add_argument("--operator", default="", help="who runs the session")
@@ -164,11 +164,11 @@ def select(suite: Suite, trials: list[str] | None, repeats: int | None) -> Suite
 
 
 def rig_config(path: Path | None, speed: float | None) -> RigConfig:
-    from uartlab.app.rig.config import default_rig_config, load_rig_config
+    from uartlab.app.rig.config import default_rig_config, load_rig_config, twin_speed_problem
 
     config = load_rig_config(path) if path else default_rig_config()
     if speed is not None:
-        if speed <= 0:
-            raise ValueError(f"--speed must be > 0, got {speed:g}")
+        if (problem := twin_speed_problem(speed)) is not None:
+            raise ValueError(f"--speed: {problem}")
         config = replace(config, twin=replace(config.twin, speed=speed))
     return config

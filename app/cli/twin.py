@@ -31,6 +31,7 @@ from uartlab.app.cli.types import (
     non_negative_int,
     positive_float,
     positive_int,
+    twin_speed,
 )
 
 if TYPE_CHECKING:  # the twins load when `twin up` runs, not when the command line is built
@@ -45,7 +46,7 @@ def add_parser(sub) -> None:
     twin = sub.add_parser("twin", help="the simulated rig: twins of every device, driven by the finger model")
     twin_sub = twin.add_subparsers(dest="twin_command", metavar="ACTION", required=True)
     up = twin_sub.add_parser("up", help="start the twin rig and print where each device listens")
-    up.add_argument("--speed", type=positive_float, default=1.0, help="model seconds per wall second (default 1)")
+    up.add_argument("--speed", type=twin_speed, default=1.0, help="model seconds per wall second (default 1)")
     up.add_argument("--seed", type=non_negative_int, default=0, help="seed for noise and parameter perturbation")
     up.add_argument("--perturbation", type=fraction, default=0.0, metavar="FRACTION",
                     help="spread of the plant's true parameters around the model defaults, e.g. 0.05")
@@ -91,11 +92,12 @@ def servo_ids(text: str) -> tuple[int, ...]:
 
 
 def build_config(args: argparse.Namespace) -> TwinRigConfig:
+    from uartlab.app.rig.config import twin_speed_problem
     from uartlab.drivers.twins.plant import PlantConfig
     from uartlab.drivers.twins.rig import NATNET_COMMAND_PORT, NATNET_DATA_PORT, NI_GRPC_DEFAULT_PORT, TwinRigConfig
 
-    if args.speed <= 0:
-        raise ValueError(f"--speed must be > 0, got {args.speed}")
+    if (problem := twin_speed_problem(args.speed)) is not None:
+        raise ValueError(f"--speed: {problem}")
     plant = PlantConfig(pose=args.pose, surface_angle_deg=args.surface_angle, perturbation=args.perturbation,
                         seed=args.seed)
     usual = not args.ephemeral_ports

@@ -49,6 +49,16 @@ def positive_float(text: str) -> float:
     return value
 
 
+def twin_speed(text: str) -> float:
+    """A twin rig's speed (protocol seconds per wall second): > 0 and no faster than it keeps up with."""
+    from uartlab.app.rig.config import twin_speed_problem
+
+    value = finite_float(text)
+    if (problem := twin_speed_problem(value)) is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
 def float_in(lo: float, hi: float, why: str = "") -> Callable[[str], float]:
     """A finite number within [lo, hi]; ``why`` says what is wrong outside (in the message)."""
 

@@ -61,7 +61,7 @@ def check_free_space(folder: Path, specs: dict[str, StreamSpec], seconds: float 
     rate, reserve = bytes_per_second(specs), reserve_bytes(specs)
     expected = rate * (seconds or 0.0)
     if seconds is not None:
-        what = f"{_size(expected)} for up to {seconds:.0f} s at {_size(rate)}/s, plus {_size(reserve)} of reserve"
+        what = f"{_size(expected)} for up to {seconds:g} s at {_size(rate)}/s, plus {_size(reserve)} of reserve"
     else:
         what = f"{_size(reserve)} the recorder keeps in reserve"
     if free < expected + reserve:

@@ -107,6 +107,20 @@ DEFAULT_MAX_STREAM_AGE_S = {**PROTOCOL_MAX_STREAM_AGE_S, "joints": 0.5}
 # a 4 s pull.
 MIN_STREAM_AGE_S = 0.01
 MAX_STREAM_AGE_S = 5.0
+# Measured on the 2-core machine: a free-motion pull at 20x settles as at 1x (0.8 s, 0.7 s at 10x); at 50x
+# the loop and the twin's devices fall behind (settle 2.5 s, other angles); at 200x the devices do not start.
+MAX_TWIN_SPEED = 20.0
+
+
+def twin_speed_problem(speed: float) -> str | None:
+    """Why a twin cannot run at ``speed`` (protocol seconds per wall second), or None."""
+    if not (math.isfinite(speed) and speed > 0):
+        return f"must be > 0, got {speed:g}"
+    if speed > MAX_TWIN_SPEED:
+        return f"{speed:g} is faster than the twin rig keeps up with (at most {MAX_TWIN_SPEED:g}x)"
+    return None
+
+
 # The recorder flushes at least this often: longer puts more of a session at risk in a crash.
 MAX_FLUSH_INTERVAL_S = 5.0
 # [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
@@ -357,7 +371,10 @@ def _mocap(t: _Table) -> MocapConfig:
 
 
 def _twin(t: _Table) -> TwinConfig:
-    cfg = TwinConfig(t.number("speed", 1.0, positive=True), t.integer("seed", 0, 0, 2**32 - 1),
+    speed = t.number("speed", 1.0, positive=True)
+    if (problem := twin_speed_problem(speed)) is not None:
+        raise t.error("speed", problem)
+    cfg = TwinConfig(speed, t.integer("seed", 0, 0, 2**32 - 1),
                      t.number("perturbation", 0.0, lo=0.0), t.choice("pose", "Flex", POSES),
                      t.number("surface_angle_deg", None))
     t.done()

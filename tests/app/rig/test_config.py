@@ -73,6 +73,7 @@ BAD = [  # (what to replace, with what, key, reason pattern, line marker)
     ("protocol = 2.0", "protocol = 3.0", "actuators.protocol", "1.0 or 2.0", "protocol ="),
     ('pose = "Flex"', 'pose = "Fist"', "twin.pose", "unknown value 'Fist'", "pose ="),
     ("speed = 1.0", "speed = 0", "twin.speed", "> 0", "speed ="),
+    ("speed = 1.0", "speed = 1e9", "twin.speed", r"faster than the twin rig keeps up with \(at most 20x\)", "speed ="),
     ("direction = 1 ", "direction = 0 ", "actuators.direction", r"\+1 or -1", "direction ="),
     ('[daq]\nbackend = "twin"', '[daq]\nbackend = "real"', "sea.calibration", "needs daq.backend = 'twin'",
      'calibration = "from_twin"'),
