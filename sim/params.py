@@ -28,6 +28,9 @@ SCHEMA = "uartlab.finger-params/1"
 DEFAULTS_SOURCE = "the shipped defaults (sim/data/uart.toml)"   # how reports name FingerParams.uart()
 MM = 1e-3
 N_PER_MM = 1e3
+# No quantity of a finger model comes near this in any unit of the file; above it the unit conversions to
+# SI (x1e3) overflow to inf and the model runs on nonsense.
+MAX_MAGNITUDE = 1e100
 N_COEFFS = 3  # the polynomial form of a moment arm is quadratic in the joint angle
 
 
@@ -221,8 +224,8 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(key, f"must be a number, got {value!r}")
         value = float(value)
-        if not np.isfinite(value):
-            self.fail(key, f"must be finite, got {value}")
+        if not abs(value) <= MAX_MAGNITUDE:
+            self.fail(key, f"must be finite, within ±{MAX_MAGNITUDE:g}, got {value:g}")
         if lo is not None and (value < lo or (strict_lo and value == lo)):
             self.fail(key, f"must be {'>' if strict_lo else '>='} {lo:g}, got {value:g}")
         if hi is not None and value > hi:
@@ -238,8 +241,8 @@ class _Reader:
         if n is not None and len(value) != n:
             self.fail(key, f"must have {n} values, got {len(value)}")
         arr = np.asarray(value, dtype=float)
-        if not np.all(np.isfinite(arr)):
-            self.fail(key, "must be finite")
+        if not np.all(np.abs(arr) <= MAX_MAGNITUDE):
+            self.fail(key, f"must be finite, within ±{MAX_MAGNITUDE:g}, got {value!r}")
         return arr
 
     def check_keys(self, table: str, allowed: set[str]):

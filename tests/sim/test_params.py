@@ -92,6 +92,9 @@ def _line(text: str, needle: str) -> int:
     ("mass_g = 6.0", "mass_g = -6.0", "bones.middle.mass_g"),
     ("PIP_mm = [7.8]", "DIP_mm = [7.8]", "moment_arms.FDS.DIP_mm"),
     ("a_N = 0.258", "a_N = \"big\"", "contact.a_N"),
+    # finite in TOML, infinite in SI: refused before the unit conversion overflows
+    ("input_stiffness_N_per_mm = 0.3", "input_stiffness_N_per_mm = 1e308", "tendons.input_stiffness_N_per_mm"),
+    ("d_mm = [0.0, 0.0, 0.0, 0.0]", "d_mm = [1e308, 0.0, 0.0, 0.0]", "kinematics.d_mm"),
 ])
 def test_bad_values_are_refused_naming_file_line_and_key(old, new, key):
     assert old in DEFAULTS
