@@ -109,6 +109,8 @@ class _Xml:
             raise _file_error(path, f"cannot read the file ({exc.strerror or exc})") from exc
         except expat.ExpatError as exc:  # raised from None: the parser's traceback says nothing useful
             raise _file_error(path, f"not an XML file ({exc})", line=exc.lineno) from None
+        except (LookupError, ValueError) as exc:   # the <?xml encoding="..."?> names one expat cannot read
+            raise _file_error(path, f"not an XML file this reader can decode ({exc})", line=1) from None
 
     def error(self, el: ET.Element, why: str, attribute: str | None = None) -> CalibrationError:
         tag = el.tag if "Name" not in el.attrib else f'{el.tag} Name="{el.attrib["Name"]}"'
