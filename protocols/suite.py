@@ -3,13 +3,13 @@
     [suite]
     name = "free_motion"
     description = "..."
-    repeats = 5                    # each trial, unless the trial overrides it
+    repeats = 5                    # each trial, unless the trial overrides it (1 to MAX_REPEATS)
     [suite.settle]                 # when a trial counts as finished (the paper's steady-state rule)
     speed_deg_s = 0.1              # the model (dry run, comparisons): the paper's rule
     measured_speed_deg_s = 1.0     # the rig: slope of the mocap joint angles over window_s
     window_s = 1.0
-    hold_s = 0.1
-    timeout_s = 20.0
+    hold_s = 0.1                   # shorter than timeout_s
+    timeout_s = 20.0               # at most MAX_TRIAL_S
     [suite.limits]                 # may only tighten the rig's ceilings (rig.toml [limits], protocols/limits.py);
     max_excursion_mm = 20.0        # absent: the ceiling. Or per tendon: max_excursion_mm = { FDP = 20.0, ED = 10.0 }
     max_tendon_force_N = 40.0
@@ -18,7 +18,7 @@
     [[trial]]
     name = "free/FDP"
     pose = "Flex"                  # Flex, Hook or Curl
-    pulls = [{ tendon = "FDP", amplitude_mm = 15.0, duration_s = 4.0, start_s = 0.0 }]
+    pulls = [{ tendon = "FDP", amplitude_mm = 15.0, duration_s = 4.0, start_s = 0.0 }]   # ends by MAX_TRIAL_S
     surface_angle_deg = 45.0       # optional: present = a surface-contact trial
     return = true                  # back to zero excursion after it settled
     repeats = 3                    # optional override

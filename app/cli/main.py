@@ -82,8 +82,7 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - every failure ends as one line; --debug shows the rest
         if args.debug:
             raise
-        for line in _error_lines(exc):
-            print(f"{where}: {line}", file=sys.stderr)
+        print(f"{where}: {_one_line(exc)}", file=sys.stderr)
         return _exit_status(exc)
 
 
@@ -107,17 +106,12 @@ def _exit_status(exc: BaseException) -> int:
     return EXIT_INTERNAL
 
 
-def _error_lines(exc: BaseException) -> list[str]:
-    """One line per error: a file with several (a suite's every ``file:line: key: reason``) gets one each."""
-    errors = getattr(exc, "errors", None) if isinstance(exc, UartlabError) else None
-    if isinstance(errors, list) and errors and all(isinstance(e, str) for e in errors):
-        return [" ".join(e.split()) for e in errors]
-    return [_one_line(exc)]
-
-
 def _one_line(exc: BaseException) -> str:
     """The error as one line: what and where; an OSError names its file; a bug says how to report it."""
-    if isinstance(exc, UartlabError | ValueError):
+    errors = getattr(exc, "errors", None)
+    if isinstance(exc, UartlabError) and isinstance(errors, list) and all(isinstance(e, str) for e in errors):
+        text = "; ".join(" ".join(e.split()) for e in errors)   # a file's every error, each readable
+    elif isinstance(exc, UartlabError | ValueError):
         text = str(exc)
     elif isinstance(exc, OSError):
         reason = exc.strerror or str(exc)

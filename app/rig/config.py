@@ -110,19 +110,35 @@ MAX_STREAM_AGE_S = 5.0
 # Measured on the 2-core machine: a free-motion pull at 20x settles as at 1x (0.8 s, 0.7 s at 10x); at 50x
 # the loop and the twin's devices fall behind (settle 2.5 s, other angles); at 200x the devices do not start.
 MAX_TWIN_SPEED = 20.0
+# est.: slower is a typo (a 4 s pull would take 400 s); 0.02x was seen to run, pretension to ACTUATE in 25 s.
+MIN_TWIN_SPEED = 0.01
 
 
 def twin_speed_problem(speed: float) -> str | None:
     """Why a twin cannot run at ``speed`` (protocol seconds per wall second), or None."""
     if not (math.isfinite(speed) and speed > 0):
         return f"must be > 0, got {speed:g}"
+    if speed < MIN_TWIN_SPEED:
+        return f"{speed:g} is slower than a twin rig is run (at least {MIN_TWIN_SPEED:g}x)"
     if speed > MAX_TWIN_SPEED:
         return f"{speed:g} is faster than the twin rig keeps up with (at most {MAX_TWIN_SPEED:g}x)"
     return None
 
 
-# The recorder flushes at least this often: longer puts more of a session at risk in a crash.
+# The recorder flushes at least this often: longer puts more of a session at risk in a crash. More often than
+# the minimum, each flush rewriting every dataset's partial last chunk costs more than the rig's data.
 MAX_FLUSH_INTERVAL_S = 5.0
+MIN_FLUSH_INTERVAL_S = 0.05
+# The USB-6210 samples 250 kS/s aggregate through one multiplexed ADC (shared/device-notes.md); the control
+# loop acts on a fresh tendon force each 100 Hz tick (app/run/state.py DEFAULT_CONTROL_RATE_HZ), so slower
+# than that a tick acts on an old one.
+USB6210_AGGREGATE_S_PER_S = 250_000.0
+MIN_DAQ_RATE_HZ = 100.0
+# est.: a sync read of six MX-64s at 1 Mbaud takes ~1.3 ms, so above 1 kHz the bus is full; below what the
+# Bus Watchdog allows between packets (1000 / watchdog_ms) the servos stop between two polls.
+MAX_POLL_RATE_HZ = 1000.0
+# est.: the UART's spools are 20 mm; outside this a value is a slip of units (m, cm), not a spool.
+SPOOL_RADIUS_RANGE_MM = (1.0, 100.0)
 # [limits] may not exceed what the hardware can do at all (a typo guard, not a recommendation): 300 N is the
 # MX-64's 6 N*m stall torque through a 20 mm spool; 70 N the largest Nano17 calibration's rated Fz (SI-50-0.5);
 # 60 mm the calibration procedures' own travel limit (app/procedures/probe.py MAX_TRAVEL_M).
@@ -270,8 +286,15 @@ def _actuators(t: _Table) -> ActuatorsConfig:
     watchdog = t.number("watchdog_ms", WATCHDOG_MS, positive=True)
     if not 20.0 <= watchdog <= 127 * 20.0:
         raise t.error("watchdog_ms", f"the Bus Watchdog spans 20..2540 ms, got {watchdog:g}")
+    if not 1000.0 / watchdog < poll <= MAX_POLL_RATE_HZ:
+        raise t.error("poll_rate_hz", f"must be above {1000.0 / watchdog:g} Hz (a poll within each {watchdog:g} ms "
+                                      f"of the Bus Watchdog) and at most {MAX_POLL_RATE_HZ:g} Hz (a full bus), "
+                                      f"got {poll:g}")
     packet_timeout = t.number("packet_timeout_ms", 0.0, lo=0.0)
-    radius_mm = t.number("spool_radius_mm", 20.0, positive=True)
+    if packet_timeout >= watchdog:
+        raise t.error("packet_timeout_ms", f"must be shorter than watchdog_ms ({watchdog:g} ms): the servos would stop "
+                                           f"while the host waits for one reply, got {packet_timeout:g}")
+    radius_mm = _spool_radius_mm(t, 20.0)
     direction = t.integer("direction", 1, -1, 1)
     if direction == 0:
         raise t.error("direction", "must be +1 or -1 (-1: a mirrored spool)")
@@ -282,11 +305,19 @@ def _actuators(t: _Table) -> ActuatorsConfig:
         d = sub.integer("direction", direction, -1, 1)
         if d == 0:
             raise sub.error("direction", "must be +1 or -1 (-1: a mirrored spool)")
-        seas.append(SeaGeometry(spool_radius_m=sub.number("spool_radius_mm", radius_mm, positive=True) * 1e-3,
+        seas.append(SeaGeometry(spool_radius_m=_spool_radius_mm(sub, radius_mm) * 1e-3,
                                 direction=d, zero_ticks=sub.integer("zero_ticks", zero, -(2**31), 2**31 - 1)))
         sub.done()
     t.done()
     return ActuatorsConfig(backend, port, protocol, tuple(ids), baud, poll, tuple(seas), watchdog, packet_timeout)
+
+
+def _spool_radius_mm(t: _Table, default: float) -> float:
+    radius_mm = t.number("spool_radius_mm", default, positive=True)
+    lo, hi = SPOOL_RADIUS_RANGE_MM
+    if not lo <= radius_mm <= hi:
+        raise t.error("spool_radius_mm", f"must be within {lo:g}-{hi:g} mm (the UART's are 20), got {radius_mm:g}")
+    return radius_mm
 
 
 def _daq(t: _Table) -> DaqConfig:
@@ -309,6 +340,10 @@ def _daq(t: _Table) -> DaqConfig:
             raise t.error(key, f"expected {expected} channel(s) or none, got {len(channels)}")
     if not cfg.pots:
         raise t.error("pots", "the six SEA pots are needed for the tendon forces")
+    fastest_hz = USB6210_AGGREGATE_S_PER_S / len(seen)
+    if not MIN_DAQ_RATE_HZ <= cfg.rate_hz <= fastest_hz:
+        raise t.error("rate_hz", f"must be within {MIN_DAQ_RATE_HZ:g} Hz (a fresh force each control tick) and "
+                                 f"{fastest_hz:g} Hz (250 kS/s over {len(seen)} channels), got {cfg.rate_hz:g}")
     t.done()
     return cfg
 
@@ -375,10 +410,17 @@ def _twin(t: _Table) -> TwinConfig:
     if (problem := twin_speed_problem(speed)) is not None:
         raise t.error("speed", problem)
     cfg = TwinConfig(speed, t.integer("seed", 0, 0, 2**32 - 1),
-                     t.number("perturbation", 0.0, lo=0.0), t.choice("pose", "Flex", POSES),
+                     _perturbation(t), t.choice("pose", "Flex", POSES),
                      t.number("surface_angle_deg", None))
     t.done()
     return cfg
+
+
+def _perturbation(t: _Table) -> float:
+    value = t.number("perturbation", 0.0, lo=0.0)
+    if value >= 1.0:   # as --perturbation: a spread of 1 or more makes stiffnesses and masses <= 0
+        raise t.error("perturbation", f"must be a fraction in [0, 1), got {value:g}")
+    return value
 
 
 def _recording(t: _Table) -> RecordingConfig:
@@ -387,6 +429,9 @@ def _recording(t: _Table) -> RecordingConfig:
     if cfg.flush_interval_s > MAX_FLUSH_INTERVAL_S:
         raise t.error("flush_interval_s", f"must be <= {MAX_FLUSH_INTERVAL_S:g} s (a crash loses up to this much), "
                                           f"got {cfg.flush_interval_s:g}")
+    if cfg.flush_interval_s < MIN_FLUSH_INTERVAL_S:
+        raise t.error("flush_interval_s", f"must be >= {MIN_FLUSH_INTERVAL_S:g} s (each flush rewrites every "
+                                          f"dataset's last chunk), got {cfg.flush_interval_s:g}")
     # Whether it is writable is found when recording starts; a path through a file never will be.
     blocker = next((p for p in (cfg.folder, *cfg.folder.parents) if p.exists() and not p.is_dir()), None)
     if blocker is not None:

@@ -48,8 +48,9 @@ def real_rig_toml(folder: Path, where: dict[str, str]) -> Path:
     (folder / "twin_nano17.cal").write_bytes(cal.read_bytes())
     text = text.replace('backend = "twin"            # "twin" | "real"\nport = ""',
                         f'backend = "real"\nport = "{where["pty"]}"')
-    # The twin process shares a busy 2-core machine with the core and the tests: a reply may be scheduled late.
-    text = text.replace("packet_timeout_ms = 200.0", "packet_timeout_ms = 1000.0")
+    # The twin process shares a busy 2-core machine with the core and the tests: a reply may be scheduled late
+    # (waited for longer than the 500 ms Bus Watchdog, the servos would stop first: rig.toml refuses that).
+    text = text.replace("packet_timeout_ms = 200.0", "packet_timeout_ms = 450.0")
     text = text.replace('[daq]\nbackend = "twin"', '[daq]\nbackend = "real"')
     text = text.replace('grpc_address = ""', f'grpc_address = "{where["grpc"]}"')
     text = text.replace('[mocap]\nbackend = "twin"', '[mocap]\nbackend = "real"')
