@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from uartlab.drivers.sea import sea_problem
+from uartlab.drivers.sea import NOMINAL_REFERENCE_V, SeaCalibration, sea_curve_problem, sea_problem
 from uartlab.sim.names import TENDONS
 
 Fail = Callable[[str, str], NoReturn]   # (dotted key, reason) -> raises, naming the file and line
@@ -45,6 +45,11 @@ def _sea(values: dict, fail: Fail) -> None:
             _number(value, f"{key}.{name}", fail)
             if problem := sea_problem(name, value):
                 fail(f"{key}.{problem[0]}", problem[1])
+        fit = SeaCalibration(table["v0_V"], table["gain_N_per_V"],
+                             reference_V=table.get("reference_V", NOMINAL_REFERENCE_V),
+                             quadratic_N_per_V2=table.get("quadratic_N_per_V2", 0.0))
+        if problem := sea_curve_problem(fit):
+            fail(f"{key}.{problem[0]}", problem[1])
 
 
 def _servo_zero(values: dict, fail: Fail) -> None:

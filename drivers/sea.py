@@ -19,6 +19,9 @@ from uartlab.drivers.mx64 import CENTER_TICKS, TICKS_PER_REV
 # (6 N*m stall torque): above 1000 N/V, 5 V would read 5000 N and 1 mV of pot noise 1 N - a unit mistake, not
 # a spring. Zero or negative reads every pull as no force (or a push): the force interlock would never trip.
 MAX_SEA_GAIN_N_PER_V = 1000.0
+# est.: below 1 N/V the pot's whole 0-5 V would read under 5 N, where the tendons carry tens of N: the force
+# interlock (40 N by default) would never see a pull coming.
+MIN_SEA_GAIN_N_PER_V = 1.0
 DAQ_RANGE_V = 10.0            # the USB-6210's widest input range, +-10 V: a pot zero outside it cannot be read
 NOMINAL_REFERENCE_V = 5.0  # the pots are fed from the 6210's +5 V terminal (device-notes section 4)
 
@@ -116,9 +119,22 @@ def sea_problem(key: str, value: float) -> tuple[str, str] | None:
     """(key, reason) when an SEA fit's value is not physical (see MAX_SEA_GAIN_N_PER_V), else None: what rig.toml's
     fits and the calibration store's are checked with."""
     value = float(value)
-    if key == "gain_N_per_V" and not 0.0 < value <= MAX_SEA_GAIN_N_PER_V:
-        return key, (f"must be > 0 and <= {MAX_SEA_GAIN_N_PER_V:g} N/V (a 0-5 V pot on an SEA that carries tens "
-                     f"of N), got {value:g}")
+    if key == "gain_N_per_V" and not MIN_SEA_GAIN_N_PER_V <= value <= MAX_SEA_GAIN_N_PER_V:
+        return key, (f"must be within {MIN_SEA_GAIN_N_PER_V:g}-{MAX_SEA_GAIN_N_PER_V:g} N/V (a 0-5 V pot on an SEA "
+                     f"that carries tens of N), got {value:g}")
     if key == "v0_V" and not -DAQ_RANGE_V <= value <= DAQ_RANGE_V:
         return key, f"must be within the DAQ's +-{DAQ_RANGE_V:g} V, got {value:g}"
+    if key == "reference_V" and not 0.0 < value <= DAQ_RANGE_V:
+        return key, f"must be > 0 and within the DAQ's {DAQ_RANGE_V:g} V (the pots' supply, 5 V), got {value:g}"
+    return None
+
+
+def sea_curve_problem(cal: SeaCalibration) -> tuple[str, str] | None:
+    """("quadratic_N_per_V2", reason) when a fit's force does not rise as the pot turns, over the pot's whole
+    0 V to reference_V: a force that falls with a harder pull hides it from the interlock."""
+    for volts in (0.0, float(cal.reference_V)):
+        slope = float(cal.gain_N_per_V) + 2.0 * float(cal.quadratic_N_per_V2) * (volts - float(cal.v0_V))
+        if not slope > 0:
+            return "quadratic_N_per_V2", (f"with {float(cal.quadratic_N_per_V2):g} the force falls as the pot "
+                                          f"turns (at {volts:g} V), over the pot's 0-{float(cal.reference_V):g} V")
     return None

@@ -229,9 +229,9 @@ def sea_rig(**fdp) -> str:
 
 
 @pytest.mark.parametrize("text, key, reason", [
-    (sea_rig(gain_N_per_V=0.0), "sea.FDP.gain_N_per_V", "must be > 0 and <= 1000 N/V"),
-    (sea_rig(gain_N_per_V=-1.0), "sea.FDP.gain_N_per_V", "must be > 0 and <= 1000 N/V"),
-    (sea_rig(gain_N_per_V=5000.0), "sea.FDP.gain_N_per_V", "must be > 0 and <= 1000 N/V"),
+    (sea_rig(gain_N_per_V=0.0), "sea.FDP.gain_N_per_V", "must be within 1-1000 N/V"),
+    (sea_rig(gain_N_per_V=-1.0), "sea.FDP.gain_N_per_V", "must be within 1-1000 N/V"),
+    (sea_rig(gain_N_per_V=5000.0), "sea.FDP.gain_N_per_V", "must be within 1-1000 N/V"),
     (sea_rig(v0_V=20.0), "sea.FDP.v0_V", "within the DAQ's +-10 V"),
     (TWIN_RIG.replace("daq_max_age_s = 1.0", "daq_max_age_s = 1e9"), "interlocks.daq_max_age_s",
      "must be between one control tick (0.01 s) and 5 s, got 1e+09"),
@@ -266,16 +266,23 @@ def test_a_stored_sea_fit_with_zero_gain_is_refused_naming_its_file(tmp_path):
     store = CalibrationStore(tmp_path / "store")
     fits = {t: {"v0_V": 1.0, "gain_N_per_V": 7.0} for t in TENDONS}
     fits["ED"]["gain_N_per_V"] = 0.0
-    with pytest.raises(UartlabError, match=r"values.ED.gain_N_per_V: must be > 0"):
+    with pytest.raises(UartlabError, match=r"values.ED.gain_N_per_V: must be within 1-1000 N/V"):
         store.save(CalibrationRecord("sea", fits))
     fits["ED"]["gain_N_per_V"] = 7.0
     path = store.save(CalibrationRecord("sea", fits))
     config = parse_rig_config(TWIN_RIG.replace('store = ""', f'store = "{tmp_path / "store"}"'), "rig.toml")
-    for edited, reason in (("0.0", "must be > 0"), ("nan", "must be a finite")):
+    # each a fit that would blind the force interlock: no force, no rise, a division by a zero reference
+    for edited, reason in (("0.0", "must be within 1-1000 N/V"), ("nan", "must be a finite"),
+                           ("1e-300", "must be within 1-1000 N/V"),
+                           ("7.0\nquadratic_N_per_V2 = -1e308", r"values.ED.quadratic_N_per_V2: with -1e\+308 the "
+                                                                  r"force falls as the pot turns \(at 5 V\)"),
+                           ("7.0\nquadratic_N_per_V2 = 10.0",
+                            r"values.ED.quadratic_N_per_V2: with 10 the force falls as the pot turns \(at 0 V\)"),
+                           ("7.0\nreference_V = 0", r"values.ED.reference_V: must be > 0")):
         text = path.read_text()
         ed = text.index("[values.ED]")
         path.write_text(text[:ed] + text[ed:].replace("gain_N_per_V = 7.0", f"gain_N_per_V = {edited}", 1))
-        with pytest.raises(UartlabError, match=rf"{re.escape(str(path))}:\d+: values.ED.gain_N_per_V: {reason}"):
+        with pytest.raises(UartlabError, match=rf"{re.escape(str(path))}:\d+: (values.ED.gain_N_per_V: )?{reason}"):
             RigCalibrations(config).sea()
         path.write_text(text)
 
