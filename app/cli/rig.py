@@ -17,7 +17,8 @@ import sys
 import threading
 from pathlib import Path
 
-from uartlab.app.cli.types import twin_speed
+from uartlab.app.cli.types import positive_int, twin_speed
+from uartlab.processes import is_alive
 
 CORE_HELP = "where the core listens: ipc://PATH or tcp://HOST:PORT (default: $UARTLAB_CORE, else ipc in the " \
             "user's runtime folder)"
@@ -33,6 +34,9 @@ def add_parser(sub) -> None:
                        help="CurveZMQ keys: DIR/server.key_secret, DIR/operators/*.key, DIR/viewers/*.key "
                             "(required to listen beyond this machine)")
     serve.add_argument("--speed", type=twin_speed, help="twin only: model seconds per wall second")
+    serve.add_argument("--for-pid", type=positive_int, metavar="PID",
+                       help="the client this core was started for (`uartlab run` starts one so): when that process "
+                            "has ended, the core stops, a run going aborted with its safe action")
     serve.set_defaults(run=serve_main, service=True)
 
 
@@ -61,12 +65,19 @@ def serve_main(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     core.start()
     realtime.keep_out_of_collections()   # its modules, rig and devices: no full collection walks them again
+    client_gone, client_is_parent = False, args.for_pid == os.getppid()
     try:
         print(f"uartlab rig core serving at {core.ends.base} (pid {os.getpid()})", flush=True)
         while not stop.wait(0.2) and not core.wait(0):
-            pass
+            # The client that started it is its parent: once that exits this process is handed to another
+            # (a killed parent not yet reaped would still pass for alive).
+            if args.for_pid is not None and (os.getppid() != args.for_pid if client_is_parent
+                                             else not is_alive(args.for_pid)):
+                client_gone = True
+                break
     finally:
-        why = "the core was stopped (Ctrl-C or SIGTERM)" if stop.is_set() else "shutdown requested by a client"
+        why = (f"the client this core was started for (pid {args.for_pid}) has ended" if client_gone else
+               "the core was stopped (Ctrl-C or SIGTERM)" if stop.is_set() else "shutdown requested by a client")
         core.close(why)
         print("uartlab rig core stopped.", file=sys.stderr, flush=True)
     return 0

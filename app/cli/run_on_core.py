@@ -31,6 +31,9 @@ POLL_S = 0.1
 CHILD_CHECK_S = 0.5        # a status request's turn before looking at the core this command started
 CHILD_EXIT_WAIT_S = 0.2    # a killed core's socket closes a moment before its exit can be read
 ABORT_WHY = "operator abort: Ctrl-C at the console"
+# Asked to end (kill, `timeout`, a closed terminal, the session's logout): the run is aborted as by a Ctrl-C,
+# and a core started for it stops after, rather than this process dying with both left running.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 ESTOP_WHY = "E-stop: Ctrl-C at the console"
 
 
@@ -63,6 +66,7 @@ def _quiet(args: argparse.Namespace) -> bool:
 
 class _Interrupts:
     """Ctrl-Cs counted exactly: the first asks for an abort, the second for the E-stop; the loop acts on them.
+    SIGTERM or SIGHUP asks for the abort too (``ended_by``), never the E-stop.
 
     Python runs a handler once for signals that arrive while the main thread waits in C (two presses 30 ms
     apart while a request to the core is out), but its wakeup fd gets one byte per signal: they are counted
@@ -71,16 +75,19 @@ class _Interrupts:
 
     def __enter__(self) -> _Interrupts:
         self.count = 0
+        self.ended_by: str | None = None   # the name of an ending signal that came
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._read_fd, False)
         os.set_blocking(self._write_fd, False)
-        self._previous_handler = signal.signal(signal.SIGINT, lambda signum, frame: None)
+        self._previous_handlers = {signum: signal.signal(signum, lambda signum, frame: None)
+                                   for signum in (signal.SIGINT, *ENDING_SIGNALS)}
         self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
         return self
 
     def __exit__(self, *exc) -> None:
         signal.set_wakeup_fd(self._previous_fd)
-        signal.signal(signal.SIGINT, self._previous_handler)
+        for signum, handler in self._previous_handlers.items():
+            signal.signal(signum, handler)
         os.close(self._read_fd)
         os.close(self._write_fd)
 
@@ -90,7 +97,10 @@ class _Interrupts:
 
     def take(self) -> int:
         with contextlib.suppress(BlockingIOError):   # nothing new
-            self.count += os.read(self._read_fd, 256).count(signal.SIGINT)
+            came = os.read(self._read_fd, 256)
+            self.count += came.count(signal.SIGINT)
+            ending = next((signal.Signals(s).name for s in ENDING_SIGNALS if s in came), None)
+            self.ended_by = self.ended_by or ending
         return self.count
 
 
@@ -186,8 +196,15 @@ def _check_alive(child: subprocess.Popen | None, pid: int | None, file: str | No
 
 
 def _act_on(interrupts: _Interrupts, acted: int, core) -> int:
-    """Acts on the Ctrl-Cs not yet acted on: the first is an abort, any later one the E-stop."""
-    if interrupts.take() > acted:
+    """Acts on the Ctrl-Cs not yet acted on: the first is an abort, any later one the E-stop; an ending signal
+    is an abort (once: ``acted`` counts it as a Ctrl-C)."""
+    if interrupts.take() == acted and interrupts.ended_by and acted == 0:
+        why = f"operator abort: uartlab run got {interrupts.ended_by}"
+        core.request("abort", why=why)
+        print(f"\n{why}: the run stops with its safe action", flush=True)
+        interrupts.count = max(interrupts.count, 1)
+        return interrupts.count
+    if interrupts.count > acted:
         if acted == 0 and interrupts.count == 1:
             core.request("abort", why=ABORT_WHY)
             print(f"\n{ABORT_WHY}: the run stops with its safe action (Ctrl-C again: E-stop)", flush=True)

@@ -190,6 +190,53 @@ def test_ctrl_c_aborts_to_the_safe_action_and_closes_the_file(tmp_path):
         assert after.size and not np.isnan(after).any()
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, exited and not yet reaped by whoever adopted it, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_sigterm_or_sighup_aborts_like_ctrl_c_and_stops_the_core_it_started(tmp_path, ending):
+    """`timeout`, a kill or a closed terminal: the run ends with its safe action, its file closed, and the
+    core started for it stops too (left running, it held the default address with the run going on)."""
+    proc, lines = run_until_actuate(tmp_path)
+    core = _core_under(proc.pid)
+    proc.send_signal(ending)
+    out, _ = proc.communicate(timeout=120)
+    text = "".join(lines) + out
+    assert proc.returncode == 1, text
+    assert f"operator abort: uartlab run got {ending.name}: the run stops with its safe action" in text
+    assert ": ABORTED" in text and "E-stop" not in text
+    assert not _running(core), text
+    (path,) = Path(tmp_path).glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete
+        assert f.trials()[-1]["outcome"] == f"aborted: operator abort: uartlab run got {ending.name}"
+
+
+@pytest.mark.slow
+def test_a_run_killed_outright_leaves_no_core_behind_and_a_clean_file(tmp_path):
+    """kill -9 of `uartlab run`: the core it started aborts the run with its safe action, closes the file
+    saying why, and stops, instead of running on at the address for good."""
+    proc, lines = run_until_actuate(tmp_path)
+    core = _core_under(proc.pid)
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 60
+    while _running(core) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(core), "".join(lines)
+    (path,) = Path(tmp_path).glob("session_*.h5")
+    with SessionFile(path) as f:
+        assert f.complete
+        assert f.trials()[-1]["outcome"] == (f"aborted: the client this core was started for (pid {proc.pid}) "
+                                             "has ended")
+
+
 @pytest.mark.slow
 def test_a_second_ctrl_c_is_the_estop_torque_off_and_a_clean_file(tmp_path):
     proc, lines = run_until_actuate(tmp_path)
