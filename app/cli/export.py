@@ -17,11 +17,14 @@ def add_parser(sub) -> None:
     export.add_argument("--to", choices=("csv", "mat"), required=True, help="csv: one file per stream; mat: one .mat")
     export.add_argument("-o", "--out", type=Path, default=None, metavar="DIR",
                         help="folder to write into (default: beside the session file)")
+    export.add_argument("--overwrite", action="store_true",
+                        help="replace files an earlier export left there (refused otherwise: they may be another "
+                             "session's)")
     export.set_defaults(run=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from uartlab.app.record.export import export_csv, export_mat
+    from uartlab.app.record.export import csv_paths, export_csv, export_mat
     from uartlab.app.record.player import SessionFile
 
     if args.out is not None and args.out.exists() and not args.out.is_dir():
@@ -29,10 +32,22 @@ def main(args: argparse.Namespace) -> int:
     with SessionFile(args.file) as session:
         if args.to == "csv":
             folder = args.out if args.out is not None else args.file.with_name(f"{args.file.stem}_csv")
+            _refuse_to_overwrite(csv_paths(session, folder), args.overwrite)
             written = export_csv(session, folder)
             print(f"{folder}: {len(written)} CSV files ({', '.join(p.name for p in written)})")
         else:
             path = (args.out or args.file.parent) / f"{args.file.stem}.mat"
+            _refuse_to_overwrite([path], args.overwrite)
             export_mat(session, path)
             print(f"{path}: one struct per stream ({', '.join(session.streams)}), events, trials, clock, session")
     return 0
+
+
+def _refuse_to_overwrite(paths: list[Path], overwrite: bool) -> None:
+    there = [p for p in paths if p.exists()]
+    if there and not overwrite:
+        from uartlab.errors import InputFileError
+
+        more = f" and {len(there) - 1} more" if len(there) > 1 else ""
+        raise InputFileError(f"{there[0]}{more}: already there (an earlier export, perhaps of another session); "
+                          "choose another folder (-o) or replace them with --overwrite")

@@ -17,8 +17,10 @@ per variable; a longer session is for the HDF5 file itself (MATLAB's h5read, doc
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,6 +87,15 @@ def _rows(session: SessionFile, stream: str, utc: bool) -> Iterator[list[str]]:
         yield from np.concatenate(columns, axis=1).tolist()
 
 
+TABLE_FILES = ("events.csv", "trials.csv", "clock.csv")
+
+
+def csv_paths(session: SessionFile, folder: Path) -> list[Path]:
+    """The files ``export_csv`` writes into ``folder``: one per stream, then the tables."""
+    return [folder / STREAM_FILE.format(stream=stream) for stream in session.streams] + \
+        [folder / name for name in TABLE_FILES]
+
+
 def export_csv(session: SessionFile, folder: Path) -> list[Path]:
     """Write the CSV files into ``folder`` (made if missing); returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -115,11 +126,23 @@ TEXT_TRIAL_COLUMNS = ("name", "protocol", "outcome")
 
 
 def _write(path: Path, header: list[list[str]], rows) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with _whole(path) as partial, open(partial, "w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)
         out.writerows(header)
         out.writerows(rows)
     return path
+
+
+@contextlib.contextmanager
+def _whole(path: Path) -> Iterator[Path]:
+    """A name to write ``path`` under, renamed to it once written: a failure half-way (a damaged chunk, a full
+    disk) leaves no half file under the name, nor touches one that was there."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        yield partial
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ MATLAB
@@ -164,7 +187,8 @@ def export_mat(session: SessionFile, path: Path) -> Path:
                      "utc_time_s": np.array([u for _, u in clock], dtype="f8")[:, None]}
     data["session"] = {**{k: _mat_value(v) for k, v in session.metadata.items()}, "rig_toml": session.config_text}
     path.parent.mkdir(parents=True, exist_ok=True)
-    savemat(path, data, do_compression=True, long_field_names=True, oned_as="column")
+    with _whole(path) as partial, open(partial, "wb") as fh:
+        savemat(fh, data, do_compression=True, long_field_names=True, oned_as="column")
     return path
 
 

@@ -130,3 +130,43 @@ def test_a_file_that_is_not_a_session_is_one_line_and_exit_2(tmp_path, capsys):
     assert cli.main(["export", str(other), "--to", "mat"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a uartlab session file" in err[0] and str(other) in err[0]
+
+
+@pytest.fixture
+def model_session(tmp_path) -> Path:
+    from uartlab.app.compare.synthetic import write_model_session
+    from uartlab.sim.scenarios import free_motion_trial
+
+    path = tmp_path / "session.h5"
+    write_model_session(path, [free_motion_trial("FDP")], repeats=1, seed=1)
+    return path
+
+
+@pytest.mark.parametrize("to", ["csv", "mat"])
+def test_an_export_never_replaces_files_already_there_unless_asked(model_session, tmp_path, capsys, to):
+    out = tmp_path / "out"
+    assert cli.main(["export", str(model_session), "--to", to, "-o", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.iterdir()}
+    for p in before:                 # as another session's export would be
+        p.write_bytes(b"another session's")
+    capsys.readouterr()
+    assert cli.main(["export", str(model_session), "--to", to, "-o", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    first = sorted(before)[0] if to == "mat" else out / "actuators.csv"
+    assert line.startswith(f"uartlab export: {first}") and "already there" in line and "--overwrite" in line
+    assert all(p.read_bytes() == b"another session's" for p in before)
+    assert cli.main(["export", str(model_session), "--to", to, "-o", str(out), "--overwrite"]) == 0
+    assert sorted(out.iterdir()) == sorted(before)
+    assert all(p.read_bytes() != b"another session's" for p in before)   # (a .mat's header has its time)
+
+
+def test_an_export_stopped_by_a_damaged_chunk_leaves_only_whole_files(model_session, tmp_path):
+    from conftest import damage_chunk
+
+    damage_chunk(str(model_session), "streams/daq/pot_V", 0)
+    out = tmp_path / "out"
+    assert cli.main(["export", str(model_session), "--to", "csv", "-o", str(out)]) == 2
+    assert [p.name for p in out.iterdir()] == ["actuators.csv"]   # written before the daq stream, whole
+    names, _, rows = read_csv(out / "actuators.csv")
+    with SessionFile(model_session) as f:
+        assert len(rows) == f.length("actuators")
