@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import time
 
 KINDS = {"sea": "sea", "nano17": "nano17", "servo-zero": "servo_zero", "mocap": "mocap",
          "moment-arms": "moment_arms", "model": "model"}
@@ -241,13 +242,23 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
         if capture is not None:
             capture.note(line, "uartlab.calibrate")
 
+    started_s, unit = time.monotonic(), PROGRESS_UNITS.get(proc, "step")
+
+    def step_done(done: int, total: int | None = None) -> None:
+        """The bar's step; with no bar (stderr a log or a pipe) a line, so minutes at the rig are not silent."""
+        if tick is not None:
+            tick(done, total)
+        if (tick is None or not tick.visible) and progress.shown() is not False:
+            of = f" of {total}" if total is not None else ""
+            say(f"calibrate {proc}: {done}{of} {unit}s done ({time.monotonic() - started_s:.0f} s)")
+
     with Rig(config) as rig:
         if proc == "sea":
             degree = args.degree if args.degree == "auto" else int(args.degree)
             ask = None if rig.twin_plant is not None else input
-            return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say, on_progress=tick)
+            return rig_runs.run_sea(rig, tendons or TENDONS, degree=degree, ask=ask, say=say, on_progress=step_done)
         if proc == "servo-zero":
-            return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say, on_progress=tick)
+            return rig_runs.run_servo_zero(rig, tendons or TENDONS, args.pretension, say=say, on_progress=step_done)
         if proc == "nano17":
             return rig_runs.run_nano17(rig, args.cal, tuple(args.tool), say=say)
         if proc == "mocap":
@@ -258,7 +269,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
                 raise ValueError(f"--spring-n-per-mm needs one or six values, got {len(args.spring_n_per_mm)}")
             k = np.asarray([v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm)), float)
         return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
-                                        spring_stiffness_N_per_m=k, say=say, on_progress=tick, form=args.form)
+                                        spring_stiffness_N_per_m=k, say=say, on_progress=step_done, form=args.form)
 
 
 def _login() -> str:

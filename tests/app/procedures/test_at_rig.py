@@ -67,6 +67,8 @@ def test_cli_a_sweep_with_no_motion_writes_nothing(tmp_path, capsys):
                  "--tendons", "FDP", "--amplitude-mm", "0.001"]) == 2   # 1 um: no motion to fit
     err = capsys.readouterr().err
     assert "moment-arms calibration, tendon FDP" in err
+    # stderr is no terminal here (a log, a pipe): each step is a line, where minutes went by in silence
+    assert re.search(r"^calibrate moment-arms: 1 of 1 sweeps done \(\d+ s\)$", err, re.M), err
     assert not store.exists() or CalibrationStore(store).current("moment_arms") is None
 
 
