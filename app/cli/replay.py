@@ -53,6 +53,11 @@ def main(args: argparse.Namespace) -> int:
     rig = ReplayRig(args.file, speed=speed, loop=bool(getattr(args, "loop", False)))
     as_json = bool(getattr(args, "json", False))
     t_first, t_last = rig.file.time_span_s()
+    if math.isnan(t_first):   # a session that ended before its first sample
+        rig.file.close()
+        print(json.dumps({"file": str(args.file), "wall_s": 0.0, "replayed": dict.fromkeys(rig.specs, 0)}) if as_json
+              else f"{args.file}: {len(rig.specs)} streams, no sample recorded: nothing to replay")
+        return 0
     if not as_json:
         print(f"{args.file}: {len(rig.specs)} streams, {t_last - t_first:.2f} s recorded, "
               f"{'complete' if rig.file.complete else 'NOT closed cleanly'}, speed {speed}")

@@ -417,6 +417,8 @@ class Operations:
             self.w.compare.set_session(path)
             self.w.settings.setValue("replay/folder", str(Path(path).parent))
             self.w.log_line(f"opened {path} for replay")
+            if not math.isfinite(span[0]):   # no sample: the panel says there is nothing to play
+                return
             window_s = self.w.data.window_s
             first_view_s = span[0] + min(window_s, span[1] - span[0])
             rig.seek(first_view_s, history_s=window_s)
@@ -477,7 +479,7 @@ class Operations:
     def _show_replay(self) -> None:
         """The cursor, play/pause as the player is (it pauses at the end), and whether it keeps its speed."""
         rig, panel = self.replay, self.w.replay_panel
-        if rig is None:
+        if rig is None or not math.isfinite(panel.t0):   # none open, or one with no sample to play
             return
         if panel.playing == rig.paused:
             panel.set_playing(not rig.paused)

@@ -150,9 +150,13 @@ class ReplayPanel(QWidget):
         self.time_cursor.setValue(0.0)
         self.time_cursor.setVisible(True)
         counts = ", ".join(f"{k} {v}" for k, v in streams.items())
-        self.info.setText(f"{path}\n{self.span_s:.1f} s, {len(trials)} trials, "
-                          f"{'closed cleanly' if complete else 'NOT closed cleanly (crash or still being written)'}"
-                          f"; samples: {counts}")
+        closed = 'closed cleanly' if complete else 'NOT closed cleanly (crash or still being written)'
+        if not math.isfinite(t_first):   # the session ended before its first sample
+            self.info.setText(f"{path}\nno sample recorded: nothing to replay ({len(streams)} streams, {closed})")
+            self.position.setText("–")
+            self.set_enabled(False)
+            return
+        self.info.setText(f"{path}\n{self.span_s:.1f} s, {len(trials)} trials, {closed}; samples: {counts}")
         self.set_enabled(True)
 
     def show_position(self, host_time_s: float, window_s: float) -> None:

@@ -226,3 +226,16 @@ def test_the_files_events_are_marked_replayed_and_come_at_their_time(session):
     for e, after_s in arrived:   # not before its time; on a busy machine possibly later
         assert after_s >= e.host_time_s - t_first - 0.02, (e, after_s)
 
+
+
+def test_a_session_without_samples_replays_nothing_in_one_line(tmp_path, capsys):
+    from uartlab.app.cli.main import main
+    from uartlab.schema import declared_specs
+
+    path = tmp_path / "empty.h5"
+    with SessionRecorder(path, {"operator": "t"}) as rec:   # a recording stopped before its first sample
+        for spec in declared_specs(rate_hz=100.0).values():
+            rec.add_stream(spec)
+    assert main(["replay", str(path), "--speed", "max"]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip() == f"{path}: 6 streams, no sample recorded: nothing to replay" and out.err == ""

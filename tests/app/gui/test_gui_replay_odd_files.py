@@ -1,5 +1,6 @@
-"""The window replaying a session file with a damaged chunk: it plays every part it can read, and says once,
-in a warning that stays, which dataset's rows it skipped and how to get a whole copy."""
+"""The window replaying files an operator may meet: one with a damaged chunk plays every part it can read and
+says once, in a warning that stays, which dataset's rows it skipped and how to get a whole copy; one that
+ended before its first sample says there is nothing to play."""
 
 from __future__ import annotations
 
@@ -15,6 +16,34 @@ from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.schema import ACTUATORS, DAQ, JOINTS_IK  # noqa: E402
 from uartlab.sim.scenarios import free_motion_trial  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    qt_app()
+    w = MainWindow(QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat),
+                   core_address=f"ipc://{tmp_path / 'core'}")
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.close()
+
+
+def test_a_file_without_samples_says_there_is_nothing_to_play(qtbot, window, tmp_path):
+    from uartlab.app.record.writer import SessionRecorder
+    from uartlab.schema import declared_specs
+
+    path = tmp_path / "empty.h5"
+    with SessionRecorder(path, {"operator": "t"}) as rec:   # a recording stopped before its first sample
+        for spec in declared_specs(rate_hz=100.0).values():
+            rec.add_stream(spec)
+    window.ops.open_replay(str(path))
+    panel = window.replay_panel
+    qtbot.waitUntil(lambda: "nothing to replay" in panel.info.text(), timeout=10000)
+    assert panel.info.text().endswith("no sample recorded: nothing to replay (6 streams, closed cleanly)")
+    assert not panel.play_button.isEnabled()
+    window.on_status()
+    assert panel.pace.text() == "" and window.errors == []
 
 
 def test_a_damaged_file_replays_what_it_can_and_says_what_it_skipped(qtbot, tmp_path):
