@@ -90,6 +90,10 @@ def main(args: argparse.Namespace) -> int:
     for path in (rig_file, replay):
         if path is not None and not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
+    if args.core is not None:   # a malformed address is one line here, not a window that cannot connect
+        from uartlab.app.serve.endpoints import endpoints_for
+
+        endpoints_for(args.core)
     from uartlab.app.run.realtime import raise_window_priority
 
     raise_window_priority()   # before Qt's and the window's threads start: they inherit it

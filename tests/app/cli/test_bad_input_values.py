@@ -57,6 +57,7 @@ CASES = [
     (["bench", "sim", "--repeats", "0"], ["--repeats", "0"]),
     (["bench", "live", "--rates", "100", "-200"], ["--rates", "-200"]),
     (["bench", "gui", "--daq-rate", "0"], ["--daq-rate", "0"]),
+    (["gui", "--core", "foo://bar"], ["uartlab gui", "core address 'foo://bar'", "ipc://PATH or tcp://HOST:PORT"]),
     (["twin", "up", "--speed", "0"], ["uartlab twin up", "--speed", "0"]),
     (["twin", "up", "--perturbation", "-0.1"], ["--perturbation", "-0.1", "[0, 1)"]),
     (["calibrate", "moment-arms", "--perturbation", "5"], ["--perturbation", "5", "[0, 1)"]),
