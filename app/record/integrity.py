@@ -9,6 +9,7 @@ dataset, and which objects, cannot be read. ``verify`` reports them; ``repair`` 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import h5py
@@ -90,9 +91,27 @@ def keep_spans(n: int, damaged: list[tuple[int, int]], start: int = 0) -> list[t
     return [(a, b) for a, b in spans if b > a]
 
 
+# A file still being written (SWMR) may have a chunk rewritten under the read: its checksum then fails once.
+# Damage stays; a rewrite is over within the writer's flush (milliseconds).
+LIVE_RETRIES = 3
+LIVE_RETRY_S = 0.05
+
+
+def read(d: h5py.Dataset, selection=slice(None), live: bool = False):
+    """``d[selection]``; in a file being written a failed read is tried again (LIVE_RETRIES) before it counts
+    as damage (the OSError is raised)."""
+    for _ in range(LIVE_RETRIES if live else 0):
+        try:
+            return d[selection]
+        except OSError:
+            time.sleep(LIVE_RETRY_S)
+            d.refresh()
+    return d[selection]
+
+
 def _reads(d: h5py.Dataset, selection) -> bool:
     try:
-        d[selection]
+        read(d, selection, live=d.file.swmr_mode)
     except OSError:
         return False
     return True

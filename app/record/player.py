@@ -23,7 +23,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-from uartlab.app.record.integrity import DAMAGED_BYTES
+from uartlab.app.record.integrity import DAMAGED_BYTES, read
 from uartlab.app.record.writer import KNOWN_SCHEMAS, SCHEMA
 from uartlab.errors import InputFileError
 from uartlab.hub import Hub
@@ -224,7 +224,7 @@ class SessionFile:
         """The dataset's selection; a chunk that fails its checksum or decompression is said in one line
         naming the file, the dataset and the rows, not as HDF5's "filter returned failure"."""
         try:
-            return d[selection]
+            return read(d, selection, live=self.live)
         except OSError as exc:
             rows = (f" rows {selection.start or 0}-{(selection.stop or d.shape[0]) - 1}"
                     if isinstance(selection, slice) and d.shape else "")

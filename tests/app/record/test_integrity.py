@@ -102,3 +102,13 @@ def test_a_truncated_copy_is_said_truncated_with_how_much_is_there(session, caps
     assert capsys.readouterr().err.strip() == (
         f"uartlab verify: {session}: truncated: {len(whole) // 2:,} of its {len(whole):,} bytes are there "
         "(an interrupted copy or download?); HDF5 cannot open it")
+
+
+def test_in_a_file_still_being_written_damage_counts_after_its_retries(session):
+    """Read as a live file (SWMR) is, a chunk that fails is read again (a rewrite under the read passes) and
+    still counts as damage when it keeps failing."""
+    from uartlab.app.record.integrity import unreadable_rows
+
+    start, stop = damage_chunk(session, "streams/joints/angles_rad", 1100)
+    with h5py.File(session, "r", swmr=True) as f:
+        assert f.swmr_mode and unreadable_rows(f["streams/joints/angles_rad"]) == [(start, stop)]
