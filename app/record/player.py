@@ -415,6 +415,8 @@ class ReplayRig:
         t_first, t_last = self.file.time_span_s()
         if np.isnan(t_first):
             return
+        # The file's last events may come after its last sample (an E-stop, the recorder's close): played too.
+        t_last = max(t_last, self._event_times[-1]) if self._event_times else t_last
         t = t_first
         self._restart_clock(t)
         paced_at = self.speed

@@ -239,3 +239,15 @@ def test_a_session_without_samples_replays_nothing_in_one_line(tmp_path, capsys)
     assert main(["replay", str(path), "--speed", "max"]) == 0
     out = capsys.readouterr()
     assert out.out.strip() == f"{path}: 6 streams, no sample recorded: nothing to replay" and out.err == ""
+
+
+def test_events_after_the_last_sample_are_played_too(tmp_path):
+    """An E-stop or the recorder's close may come after the last sample: paced playback reaches them."""
+    path = tmp_path / "late.h5"
+    with SessionRecorder(path, {"operator": "t"}) as rec:
+        rec.add_stream(ACT)
+        t = 50.0 + np.arange(20) / ACT.nominal_rate_hz
+        rec.write(Record(ACT.name, t, {"excursion_m": np.zeros((20, 6))}))
+        rec.event(Event(t[-1] + 0.3, EventKind.ESTOP, "operator", "E-stop: the window's button"))
+    items = list(ReplayRig(path, speed=10.0).items())
+    assert [e.kind for e in items if isinstance(e, Event)] == [EventKind.ESTOP]
