@@ -25,6 +25,9 @@ from uartlab.streams import Record, StreamSpec
 WINDOW_S = 10.0            # the scrolling window operators see
 BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: about one per pixel of a plot
 MARGIN = 1.25              # capacity beyond the window: a stream faster than its nominal rate still fills it
+# A stream faster than it declares (a twin rig at N x speed delivers N x its samples per host second) grows
+# its ring to keep the whole window, up to this factor (the twin's top speed, app/rig/config.py).
+MAX_GROWTH = 20
 DEFAULT_RATE_HZ = 250.0    # a stream that declares no rate (Motive before it says): the fastest mocap rate
 JUMP_BACK_S = 0.5          # time going back more than this (a replay seek, a new source) clears the buffers
 GAP_S = 0.25               # samples further apart than this (and 5 periods) are not joined by a line: the live
@@ -36,9 +39,11 @@ class Ring:
 
     def __init__(self, width: int, rate_hz: float, window_s: float = WINDOW_S, bins_per_s: float = BINS_PER_S):
         self.width = int(width)
+        self.window_s = window_s
         self.factor = max(1, int(round(rate_hz / bins_per_s)))
         per_s = rate_hz if self.factor == 1 else 2.0 * rate_hz / self.factor  # min and max per bin
         self.capacity = int(math.ceil(per_s * window_s * MARGIN)) + 16
+        self.most = self.capacity * MAX_GROWTH
         self._t = np.full(2 * self.capacity, np.nan)
         self._y = np.full((self.width, 2 * self.capacity), np.nan)  # one contiguous row per curve
         self._pend_t = np.empty(0)
@@ -93,6 +98,8 @@ class Ring:
         self._write(out_t, out_y)
 
     def _write(self, t: np.ndarray, y: np.ndarray) -> None:
+        if self.n + t.shape[0] > self.capacity and self.capacity < self.most:
+            self._grow_if_short(float(t[-1]))
         m, cap = t.shape[0], self.capacity
         if m > cap:
             t, y, m = t[-cap:], y[:, -cap:], cap
@@ -107,6 +114,21 @@ class Ring:
             self._y[:, dst + cap:dst + cap + k] = y[:, src]
         self._w = (self._w + m) % cap
         self.n = min(self.n + m, cap)
+
+    def _grow_if_short(self, newest_t: float) -> None:
+        """Full with less than the window kept (the stream comes faster than declared): a ring large enough
+        for the whole window at the rate seen, the kept values in it."""
+        kept_t, kept_y = self.view()
+        span_s = newest_t - kept_t[0] if self.n else 0.0
+        if not 0 < span_s < self.window_s:
+            return
+        wanted = int(math.ceil(self.capacity * self.window_s / span_s * MARGIN))
+        cap = min(max(wanted, 2 * self.capacity), self.most)
+        t, y = kept_t.copy(), kept_y.copy()
+        self._t = np.full(2 * cap, np.nan)
+        self._y = np.full((self.width, 2 * cap), np.nan)
+        self.capacity, self._w, self.n = cap, 0, 0
+        self._write(t, y)
 
     def view(self) -> tuple[np.ndarray, np.ndarray]:
         """(t (n,), y (width, n)): every kept value, oldest first, as views into the ring (valid until the

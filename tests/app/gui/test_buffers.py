@@ -38,6 +38,26 @@ def test_decimation_keeps_a_one_sample_spike_and_the_window():
     assert tv.size <= ring.capacity <= 2 * 60 * 10 * 1.25 + 16
 
 
+def test_a_stream_faster_than_it_declares_keeps_the_whole_window():
+    """A twin rig at 3x delivers its 1 kHz DAQ at 3 kHz of host time: the plot still holds its 10 s (it held
+    the last 4.2 s, and a window attached to a 3x core drew less than the window it shows)."""
+    spec = daq_spec(1000.0)
+    data = LiveData([Channel(DAQ.stream, DAQ.tendon_force_N)], window_s=10.0)
+    data.set_specs({spec.name: spec})
+    rate_hz = 3 * 1000.0
+    for k in range(12 * 200):   # 12 s of 5 ms blocks
+        t = k * 0.005 + np.arange(15) / rate_hz
+        data.add(Record(spec.name, t, {f.name: np.zeros((15, *f.shape), f.dtype) for f in spec.fields}))
+    tv, _ = data.get(DAQ.stream, DAQ.tendon_force_N).view()
+    assert tv[-1] - tv[0] >= 10.0
+    ring = data.get(DAQ.stream, DAQ.tendon_force_N)
+    before = ring.nbytes
+    for k in range(12 * 200, 24 * 200):   # and then its memory is fixed again
+        t = k * 0.005 + np.arange(15) / rate_hz
+        data.add(Record(spec.name, t, {f.name: np.zeros((15, *f.shape), f.dtype) for f in spec.fields}))
+    assert ring.nbytes == before
+
+
 def test_memory_is_fixed_however_long_it_streams():
     ring = Ring(6, rate_hz=1000.0)
     before = ring.nbytes
