@@ -25,8 +25,9 @@ from uartlab.streams import Record, StreamSpec
 WINDOW_S = 10.0            # the scrolling window operators see
 BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: about one per pixel of a plot
 MARGIN = 1.25              # capacity beyond the window: a stream faster than its nominal rate still fills it
-# A stream faster than it declares (a twin rig at N x speed delivers N x its samples per host second) grows
-# its ring to keep the whole window, up to this factor (the twin's top speed, app/rig/config.py).
+# A stream faster than it declares (a twin rig at N x speed delivers N x its samples per host second) is
+# binned N x coarser and its ring grows to keep the whole window, up to this factor (the twin's top speed,
+# app/rig/config.py).
 MAX_GROWTH = 20
 DEFAULT_RATE_HZ = 250.0    # a stream that declares no rate (Motive before it says): the fastest mocap rate
 JUMP_BACK_S = 0.5          # time going back more than this (a replay seek, a new source) clears the buffers
@@ -116,14 +117,15 @@ class Ring:
         self.n = min(self.n + m, cap)
 
     def _grow_if_short(self, newest_t: float) -> None:
-        """Full with less than the window kept (the stream comes faster than declared): a ring large enough
-        for the whole window at the rate seen, the kept values in it."""
+        """Full with less than the window kept (the stream comes faster than declared): from here on the
+        samples are binned as much coarser as they come faster, so a window is as many points to draw as
+        declared, and the ring has room for those kept so far and a whole window more."""
         kept_t, kept_y = self.view()
         span_s = newest_t - kept_t[0] if self.n else 0.0
         if not 0 < span_s < self.window_s:
             return
-        wanted = int(math.ceil(self.capacity * self.window_s / span_s * MARGIN))
-        cap = min(max(wanted, 2 * self.capacity), self.most)
+        self.factor = int(math.ceil(self.factor * self.window_s / span_s))
+        cap = min(self.n + self.capacity, self.most)
         t, y = kept_t.copy(), kept_y.copy()
         self._t = np.full(2 * cap, np.nan)
         self._y = np.full((self.width, 2 * cap), np.nan)

@@ -56,6 +56,8 @@ def test_a_stream_faster_than_it_declares_keeps_the_whole_window():
         t = k * 0.005 + np.arange(15) / rate_hz
         data.add(Record(spec.name, t, {f.name: np.zeros((15, *f.shape), f.dtype) for f in spec.fields}))
     assert ring.nbytes == before
+    # binned 3x coarser from then on: a window is about the points the declared rate gives, not 3x as many
+    assert ring.view()[0].size <= 2 * Ring(6, rate_hz=1000.0, window_s=10.0).capacity
 
 
 def test_memory_is_fixed_however_long_it_streams():

@@ -309,8 +309,9 @@ def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot,
     from uartlab.app.serve.client import CoreClient
 
     with CoreClient(address, subscribe=False) as c:
-        # Two repeats: still running when a window on a busy PC has attached 3 s into the first pull
-        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=2, folder=str(tmp_path / "rec"))
+        # Four repeats, ~12 s at 3x: still running when a window has attached 3 s into the first pull and drawn
+        # (two, ~6 s, were sometimes over by then)
+        c.request("run", suite="free_motion", trials=["free/FDP"], repeats=4, folder=str(tmp_path / "rec"))
         deadline = time.monotonic() + 30
         while c.status()["run"].get("phase") != "ACTUATE":
             assert time.monotonic() < deadline
