@@ -17,15 +17,14 @@ per variable; a longer session is for the HDF5 file itself (MATLAB's h5read, doc
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from uartlab.app.record.player import SessionFile
+from uartlab.app.record.writer import built_whole
 from uartlab.streams import HOST_TIME, FieldSpec, StreamSpec
 
 BLOCK_ROWS = 20_000      # rows read and written at a time: a long DAQ stream never sits in memory whole
@@ -126,23 +125,11 @@ TEXT_TRIAL_COLUMNS = ("name", "protocol", "outcome")
 
 
 def _write(path: Path, header: list[list[str]], rows) -> Path:
-    with _whole(path) as partial, open(partial, "w", newline="", encoding="utf-8") as fh:
+    with built_whole(path) as partial, open(partial, "w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)
         out.writerows(header)
         out.writerows(rows)
     return path
-
-
-@contextlib.contextmanager
-def _whole(path: Path) -> Iterator[Path]:
-    """A name to write ``path`` under, renamed to it once written: a failure half-way (a damaged chunk, a full
-    disk) leaves no half file under the name, nor touches one that was there."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        yield partial
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ MATLAB
@@ -187,7 +174,7 @@ def export_mat(session: SessionFile, path: Path) -> Path:
                      "utc_time_s": np.array([u for _, u in clock], dtype="f8")[:, None]}
     data["session"] = {**{k: _mat_value(v) for k, v in session.metadata.items()}, "rig_toml": session.config_text}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _whole(path) as partial, open(partial, "wb") as fh:
+    with built_whole(path) as partial, open(partial, "wb") as fh:
         savemat(fh, data, do_compression=True, long_field_names=True, oned_as="column")
     return path
 

@@ -21,7 +21,15 @@ import numpy as np
 from uartlab.app.record.integrity import DAMAGED_BYTES, Damage, keep_spans, scan
 from uartlab.app.record.player import _open_hdf5, _text
 from uartlab.app.record.verify import verify
-from uartlab.app.record.writer import EVENT_DTYPE, LIBVER, TRIAL_DTYPE, TRIAL_FIELDS, _now_iso, write_trial_groups
+from uartlab.app.record.writer import (
+    EVENT_DTYPE,
+    LIBVER,
+    TRIAL_DTYPE,
+    TRIAL_FIELDS,
+    _now_iso,
+    built_whole,
+    write_trial_groups,
+)
 from uartlab.errors import InputFileError
 from uartlab.streams import HOST_TIME
 
@@ -58,17 +66,12 @@ def repair(path: str | os.PathLike, out: str | os.PathLike | None = None) -> Rep
         raise InputFileError(f"{target}: " + ("is the file to repair; the copy goes to another name (-o OUT)" if same
                                               else "exists; give the copy another name (-o OUT)"))
     result = RepairReport(path, str(target))
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    try:
-        with _open_hdf5(path) as src, h5py.File(partial, "w", libver=LIBVER) as dst:
-            _copy(src, dst, result)
-            dst.attrs["repaired_from"] = os.path.abspath(path)
-            dst.attrs["repaired_time"] = _now_iso()
-            dst.attrs["repair_notes"] = "; ".join(result.lost) or "nothing lost"
-        os.replace(partial, target)   # the copy appears whole or not at all
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    # the copy appears whole or not at all: the files close, then it is renamed into place
+    with built_whole(target) as partial, _open_hdf5(path) as src, h5py.File(partial, "w", libver=LIBVER) as dst:
+        _copy(src, dst, result)
+        dst.attrs["repaired_from"] = os.path.abspath(path)
+        dst.attrs["repaired_time"] = _now_iso()
+        dst.attrs["repair_notes"] = "; ".join(result.lost) or "nothing lost"
     return result
 
 

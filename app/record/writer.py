@@ -48,7 +48,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import h5py
@@ -167,6 +167,26 @@ def write_trial_groups(f: h5py.File, trials: list[dict], streams: list[str]) -> 
                                                 np.searchsorted(t_s, stop, "right")], dtype="i8")
 
 
+def building_name(path: str | os.PathLike) -> str:
+    """The hidden name beside ``path`` that a file is built under, renamed to ``path`` once whole."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}.{os.getpid()}{PARTIAL_SUFFIX}")
+
+
+@contextlib.contextmanager
+def built_whole(path: str | os.PathLike) -> Iterator[str]:
+    """Write the block's file under ``building_name(path)``: renamed to ``path`` when the block ends, removed
+    when it fails, so a failure half-way (a damaged chunk, a full disk) leaves no half file under the name
+    nor touches one that was there."""
+    partial = building_name(path)
+    try:
+        yield partial
+        os.replace(partial, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+
+
 def remove_stale_partials(folder: str) -> list[str]:
     """Remove the hidden files recorders killed while building them left in ``folder`` (none of them ever
     was a session: nothing had been recorded into it yet); returns their paths, each said in the log."""
@@ -274,9 +294,8 @@ class SessionRecorder:
         self._trials: list[dict] = []
         self._closed = False
         self._inode: int | None = None     # the file's, once it is at its path
-        folder, name = os.path.split(os.path.abspath(self.path))
-        self.removed_partials = remove_stale_partials(folder)
-        self._building = os.path.join(folder, f".{name}.{os.getpid()}{PARTIAL_SUFFIX}")
+        self.removed_partials = remove_stale_partials(os.path.dirname(os.path.abspath(self.path)))
+        self._building = building_name(self.path)
         try:
             self._file = h5py.File(self._building, "w", libver=LIBVER, rdcc_nbytes=0)
             self._write_metadata(metadata or {})
