@@ -18,7 +18,7 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-from uartlab.app.record.integrity import DAMAGED_BYTES, Damage, keep_spans, scan
+from uartlab.app.record.integrity import DAMAGED_BYTES, Damage, keep_spans
 from uartlab.app.record.player import _open_hdf5, _text
 from uartlab.app.record.verify import verify
 from uartlab.app.record.writer import (
@@ -68,16 +68,16 @@ def repair(path: str | os.PathLike, out: str | os.PathLike | None = None) -> Rep
     result = RepairReport(path, str(target))
     # the copy appears whole or not at all: the files close, then it is renamed into place
     with built_whole(target) as partial, _open_hdf5(path) as src, h5py.File(partial, "w", libver=LIBVER) as dst:
-        _copy(src, dst, result)
+        _copy(src, dst, report.damage, result)
         dst.attrs["repaired_from"] = os.path.abspath(path)
         dst.attrs["repaired_time"] = _now_iso()
         dst.attrs["repair_notes"] = "; ".join(result.lost) or "nothing lost"
     return result
 
 
-def _copy(src: h5py.File, dst: h5py.File, result: RepairReport) -> None:
+def _copy(src: h5py.File, dst: h5py.File, damage: list[Damage], result: RepairReport) -> None:
+    """Every object of ``src`` into ``dst`` without the ``damage`` verify found (its chunks read once)."""
     dst.attrs.update(dict(src.attrs))
-    damage = scan(src)
     for name in src:
         if name not in ("streams", "trials"):
             _copy_readable(src, dst, name, damage, result)

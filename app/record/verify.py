@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
-from uartlab.app.record.integrity import readable_rows, scan
+from uartlab.app.record.integrity import Damage, readable_rows, scan
 from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
 from uartlab.app.record.writer import CLOCK, KNOWN_SCHEMAS, SESSION_DATASETS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
@@ -52,6 +52,7 @@ class VerifyReport:
     repaired_from: str = ""                 # a copy `verify --repair` wrote: the file it was made from
     repair_notes: str = ""                  # ...and what it lost
     flush_interval_s: float | None = None   # the recorder's, from the file's attribute
+    damage: list[Damage] = field(default_factory=list)   # what could not be read (each also a problem line)
 
     @property
     def exit_code(self) -> int:
@@ -82,7 +83,7 @@ def verify(path: str | os.PathLike) -> VerifyReport:
         r.repair_notes = _text(f.attrs.get("repair_notes", ""))
         interval = f.attrs.get("flush_interval_s")
         r.flush_interval_s = float(interval) if interval is not None else None
-        damage = scan(f)
+        damage = r.damage = scan(f)
         try:
             _check_streams(f, r)
             span = _span_s(r)
