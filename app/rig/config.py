@@ -27,6 +27,7 @@ from uartlab.drivers.sea import SeaCalibration, SeaGeometry, sea_problem
 from uartlab.drivers.usb6210 import parse_channels
 from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
 from uartlab.protocols.limits import Ceilings, Limits
+from uartlab.schema import DEFAULT_CONTROL_RATE_HZ
 from uartlab.sim.names import POSES, TENDONS
 from uartlab.sim.toml_lines import line_of_key, not_toml
 
@@ -102,10 +103,9 @@ class RecordingConfig:
 # How long each stream may go quiet before a run trips (s): the protocol's defaults (see there why 0.25 s),
 # and the joints (IK of each mocap frame) 0.5 s: bones untracked that long are lost.
 DEFAULT_MAX_STREAM_AGE_S = {**PROTOCOL_MAX_STREAM_AGE_S, "joints": 0.5}
-# Sanity bounds at load. A stream age below one tick of the 100 Hz control loop (app/run/state.py
-# DEFAULT_CONTROL_RATE_HZ) trips on every tick; above a few seconds a dead stream goes unnoticed for most of
-# a 4 s pull.
-MIN_STREAM_AGE_S = 0.01
+# Sanity bounds at load. A stream age below one tick of the control loop trips on every tick; above a few
+# seconds a dead stream goes unnoticed for most of a 4 s pull.
+MIN_STREAM_AGE_S = 1.0 / DEFAULT_CONTROL_RATE_HZ
 MAX_STREAM_AGE_S = 5.0
 # Measured on the 2-core machine: a free-motion pull at 20x settles as at 1x (0.8 s, 0.7 s at 10x); at 50x
 # the loop and the twin's devices fall behind (settle 2.5 s, other angles); at 200x the devices do not start.
@@ -130,10 +130,9 @@ def twin_speed_problem(speed: float) -> str | None:
 MAX_FLUSH_INTERVAL_S = 5.0
 MIN_FLUSH_INTERVAL_S = 0.05
 # The USB-6210 samples 250 kS/s aggregate through one multiplexed ADC (shared/device-notes.md); the control
-# loop acts on a fresh tendon force each 100 Hz tick (app/run/state.py DEFAULT_CONTROL_RATE_HZ), so slower
-# than that a tick acts on an old one.
+# loop acts on a fresh tendon force each tick, so slower than its rate a tick acts on an old one.
 USB6210_AGGREGATE_S_PER_S = 250_000.0
-MIN_DAQ_RATE_HZ = 100.0
+MIN_DAQ_RATE_HZ = DEFAULT_CONTROL_RATE_HZ
 # est.: a sync read of six MX-64s at 1 Mbaud takes ~1.3 ms, so above 1 kHz the bus is full; below what the
 # Bus Watchdog allows between packets (1000 / watchdog_ms) the servos stop between two polls.
 MAX_POLL_RATE_HZ = 1000.0
