@@ -139,6 +139,25 @@ def _no_window_outlives_its_module():
     gc.enable()
 
 
+@pytest.fixture
+def window(qtbot, tmp_path):
+    """The operator window as `uartlab gui` opens it (1600 x 1000, shown), its settings and its core address
+    this test's own: no core answers there until the test starts one."""
+    from PySide6.QtCore import QSettings
+    from uartlab.app.gui.app import qt_app
+    from uartlab.app.gui.main_window import MainWindow
+
+    qt_app()   # pyqtgraph's options on the QApplication pytest-qt made
+    w = MainWindow(QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat),
+                   core_address=f"ipc://{tmp_path / 'core'}")
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
 @pytest.fixture(scope="session")
 def params() -> FingerParams:
     return FingerParams.uart()

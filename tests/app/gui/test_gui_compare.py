@@ -13,25 +13,9 @@ pytestmark = [pytest.mark.realtime, pytest.mark.slow]
 pytest.importorskip("pytestqt")
 
 from conftest import TWIN_SESSION_CONTACT, TWIN_SESSION_FREE  # noqa: E402
-from PySide6.QtCore import QSettings  # noqa: E402
 from uartlab.app.compare.tables import PAPER_TABLES, digits_for, slug, transient_column  # noqa: E402
-from uartlab.app.gui.app import qt_app  # noqa: E402
-from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.panels.compare import results_folder  # noqa: E402
 from uartlab.app.gui.panels.compare_views import read_csv  # noqa: E402
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    qt_app()
-    w = MainWindow(QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat),
-                   core_address=f"ipc://{tmp_path / 'core'}")
-    qtbot.addWidget(w)
-    w.resize(1600, 1000)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
 
 
 def test_run_compare_shows_progress_then_the_tables_curves_and_figures(qtbot, window, twin_session_file, tmp_path):

@@ -13,25 +13,9 @@ pytestmark = [pytest.mark.realtime, pytest.mark.slow]
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings  # noqa: E402
-from uartlab.app.gui.app import qt_app  # noqa: E402
-from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.operations import _log_line_for  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
 from uartlab.schema import DAQ, JOINTS_IK, EventKind  # noqa: E402
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    qt_app()
-    w = MainWindow(QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat),
-                   core_address=f"ipc://{tmp_path / 'core'}")
-    qtbot.addWidget(w)
-    w.resize(1600, 1000)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
 
 
 def open_session(qtbot, window, path) -> float:
