@@ -14,6 +14,7 @@ import pytest
 from scipy.io import loadmat
 from uartlab import schema
 from uartlab.app.cli import main as cli
+from uartlab.app.record.export import STREAM_FILE
 from uartlab.app.record.player import SessionFile
 from uartlab.names import JOINTS, TENDONS
 
@@ -163,10 +164,11 @@ def test_an_export_never_replaces_files_already_there_unless_asked(model_session
 def test_an_export_stopped_by_a_damaged_chunk_leaves_only_whole_files(model_session, tmp_path):
     from conftest import damage_chunk
 
-    damage_chunk(str(model_session), "streams/daq/pot_V", 0)
+    damage_chunk(str(model_session), f"/streams/{schema.DAQ.stream}/{schema.DAQ.pot_V}", 0)
     out = tmp_path / "out"
     assert cli.main(["export", str(model_session), "--to", "csv", "-o", str(out)]) == 2
-    assert [p.name for p in out.iterdir()] == ["actuators.csv"]   # written before the daq stream, whole
-    names, _, rows = read_csv(out / "actuators.csv")
+    written = out / STREAM_FILE.format(stream=schema.ACTUATORS.stream)   # before the daq stream, whole
+    assert list(out.iterdir()) == [written]
+    names, _, rows = read_csv(written)
     with SessionFile(model_session) as f:
-        assert len(rows) == f.length("actuators")
+        assert len(rows) == f.length(schema.ACTUATORS.stream)
