@@ -369,9 +369,10 @@ class ReplayRig:
     def due_s(self) -> float | None:
         """The recorded host time the schedule says is due now (None: paused, at "max" or not playing)."""
         clock = self._clock
-        if clock is None or self._paused or self.speed == "max" or not self.running:
+        speed = self.speed
+        if clock is None or self._paused or speed == "max" or not self.running:
             return None
-        return clock[1] + (time.monotonic() - clock[0]) * float(self.speed)
+        return clock[1] + (time.monotonic() - clock[0]) * float(speed)
 
     @property
     def running(self) -> bool:
@@ -421,10 +422,11 @@ class ReplayRig:
         self._restart_clock(t)
         paced_at = self.speed
         while not self._stop.is_set():
-            if self.speed != paced_at:  # a new speed from here on, not a jump to where it would have been
-                paced_at = self.speed
+            speed = self.speed   # read once a turn: the window's thread may set it at any moment
+            if speed != paced_at:  # a new speed from here on, not a jump to where it would have been
+                paced_at = speed
                 self._restart_clock(t)
-            fast = self.speed == "max"
+            fast = speed == "max"
             window_s = 1.0 if fast else self.window_s  # as fast as possible: fewer, bigger reads
             if self._seek_to is not None:
                 (target, history_s), self._seek_to = self._seek_to, None
@@ -451,7 +453,7 @@ class ReplayRig:
             t_end = t + window_s
             if not fast:  # a window is delivered when its recorded end time has come, as live data would be
                 clock = self._clock or (time.monotonic(), t)
-                delay = clock[0] + (t_end - clock[1]) / float(self.speed) - time.monotonic()
+                delay = clock[0] + (t_end - clock[1]) / float(speed) - time.monotonic()
                 if delay > 0:
                     self._wake.wait(delay)
                     self._wake.clear()
