@@ -77,6 +77,11 @@ class Subscription:
     def wants(self, stream: str) -> bool:
         return self.streams is None or stream in self.streams
 
+    @property
+    def subscribed(self) -> bool:
+        """Whether the hub still hands this queue what is published (False once ``close`` has begun)."""
+        return self in self.hub._subs
+
     def _offer(self, item: Record | Event) -> str | None:
         """Append, dropping the oldest if full; returns the dropped item's stream if that is its first drop."""
         first_drop = None

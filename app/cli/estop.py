@@ -23,6 +23,8 @@ def main(args: argparse.Namespace) -> int:
     keys = Path(args.keys) if args.keys else None
     with CoreClient(args.core, subscribe=False, keys_dir=keys, timeout_s=CONNECT_TIMEOUT_S, hello=False) as core:
         reply = core.estop(reason)   # NoCoreError (exit 3) when no core acknowledges within the timeout
+    where = (f"recorded in {reply['recorded_in']}" if reply.get("recorded_in")
+             else "no session file open to record it")
     print(f"E-stop acknowledged by the core at {core.ends.base}: torque off in {reply['acted_s'] * 1e3:.0f} ms "
-          f"({reason})")
+          f"({reason}; {where})")
     return 0

@@ -108,23 +108,26 @@ def _submit_and_watch(core, args: argparse.Namespace, request: dict[str, Any],
                       child: subprocess.Popen | None = None) -> int:
     with _Interrupts() as interrupts:
         core.request("run", **request)
-        status, estopped = _watch(core, interrupts, _quiet(args), child)
-    run = status["run"]
-    if "error" in run:
-        from uartlab.app.serve.client import error_from
+        status, acted = _watch(core, interrupts, _quiet(args), child)
+        run = status["run"]
+        if "error" in run:
+            from uartlab.app.serve.client import error_from
 
-        raise error_from(run["error"]["kind"], run["error"]["text"])
-    report = run.get("report")
-    if report is not None:
-        print(json.dumps(report["json"], indent=2) if args.json else report["text"])
+            raise error_from(run["error"]["kind"], run["error"]["text"])
+        report = run.get("report")
+        if report is not None:
+            print(json.dumps(report["json"], indent=2) if args.json else report["text"])
+        # Ctrl-C stays the abort, then the E-stop, until this command ends: one while the report printed too.
+        acted = _act_on(interrupts, acted, core)
     if "close_error" in run:
         raise OutputError(run["close_error"])
-    if estopped:
+    if acted >= 2:
         return EXIT_ESTOP
     return EXIT_RUN_FAILED if run.get("phase") in ("FAULT", "ABORTED") else 0
 
 
-def _watch(core, interrupts: _Interrupts, quiet: bool, child: subprocess.Popen | None) -> tuple[dict, bool]:
+def _watch(core, interrupts: _Interrupts, quiet: bool, child: subprocess.Popen | None) -> tuple[dict, int]:
+    """Progress until the run is over: its last status, and how many Ctrl-Cs were acted on."""
     tty = sys.stdout.isatty() and not quiet
     started, shown, said, acted = time.monotonic(), "", 0, 0
     prompt = _Prompt(core)
@@ -155,7 +158,7 @@ def _watch(core, interrupts: _Interrupts, quiet: bool, child: subprocess.Popen |
     acted = _act_on(interrupts, acted, core)
     if tty:
         print()
-    return status, acted >= 2
+    return status, acted
 
 
 def _status(core, child: subprocess.Popen | None, file: str | None) -> dict:
@@ -209,9 +212,17 @@ def _act_on(interrupts: _Interrupts, acted: int, core) -> int:
             core.request("abort", why=ABORT_WHY)
             print(f"\n{ABORT_WHY}: the run stops with its safe action (Ctrl-C again: E-stop)", flush=True)
         else:
-            core.estop(ESTOP_WHY)
-            print(f"\n{ESTOP_WHY}: torque off", flush=True)
+            reply = core.estop(ESTOP_WHY)
+            print(f"\n{ESTOP_WHY}: torque off{_where_recorded(reply)}", flush=True)
     return interrupts.count
+
+
+def _where_recorded(reply: dict) -> str:
+    """What the E-stop's acknowledgement says of its record, for the operator's console: nothing more when the
+    session file holds it, else that it does not (a second Ctrl-C after the aborted run had closed its file)."""
+    if reply.get("recorded_in"):
+        return ""
+    return " (after the run's file had closed: the E-stop is not in it)"
 
 
 class _Prompt:

@@ -14,6 +14,7 @@ import logging
 import re
 import threading
 import time
+from collections import deque
 from datetime import datetime
 from pathlib import Path
 
@@ -29,6 +30,9 @@ from uartlab.streams import Event, EventKind, Record
 logger = logging.getLogger(__name__)
 
 QUEUE_RECORDS = 200_000  # ~3 min of every stream at full rate: the recorder falls behind, not the rig
+# What ``holds`` may ask about: the last events written, and how long it waits for one offered, not yet written.
+EVENTS_REMEMBERED = 256
+HOLDS_WAIT_S = 0.3
 
 
 def session_path(folder: Path, label: str | None = None, now: datetime | None = None) -> Path:
@@ -122,6 +126,9 @@ class RecordingSession:
                           for p in self.recorder.removed_partials]
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._events_written: deque[Event] = deque(maxlen=EVENTS_REMEMBERED)
+        self._written = threading.Condition()
+        self._taking = True   # False once the session's thread has written the last item it will take
         self._log = log_file(Path(path).with_suffix(".log")) if log else None
         if self._log is not None:
             self._log.__enter__()
@@ -136,6 +143,16 @@ class RecordingSession:
     @property
     def path(self) -> str:
         return self.recorder.path
+
+    def holds(self, event: Event, wait_s: float = HOLDS_WAIT_S) -> bool:
+        """Whether ``event``, published on the rig's hub, goes into this file: written already, or on its way
+        (this session still subscribed, so it was offered before any close began). Waits up to ``wait_s`` for a
+        session that is closing to write what it was offered; False where that cannot be told."""
+        with self._written:
+            self._written.wait_for(lambda: event in self._events_written or not self._taking, wait_s)
+            if event in self._events_written:
+                return True
+            return self._taking and self._sub.subscribed and self.error is None
 
     @property
     def error(self) -> BaseException | None:
@@ -157,11 +174,18 @@ class RecordingSession:
             self._sub.close()  # stop at once: nothing more queues up for a file that takes no more
             text = str(exc) if isinstance(exc, RecordingError) else f"recording stopped: {self.path}: {exc}"
             self.rig.hub.event(EventKind.FAULT, "recorder", text)
+        finally:
+            with self._written:
+                self._taking = False
+                self._written.notify_all()
 
     def _write(self, item: Record | Event) -> None:
         if isinstance(item, Event):
             self.recorder.event(item)
             log_event(item)  # routine ones (clock sync) at debug: app/record/logs.py
+            with self._written:
+                self._events_written.append(item)
+                self._written.notify_all()
         elif item.stream in self.recorder.specs:
             self.recorder.write(item)
 
@@ -175,10 +199,12 @@ class RecordingSession:
     def close(self) -> dict:
         """Stop, write drop counts and clock estimates, mark the file complete. Returns that summary.
         After a failure: close the file as far as the disk allows, and raise why the recording stopped."""
+        # Out of the hub first, then the queue written to its end: whatever was published while this session
+        # was subscribed is in the file (``holds``), the E-stop of a run that is ending included.
+        self._sub.close()
         self._stop.set()
         self._thread.join(timeout=30)
         if self.error is not None:
-            self._sub.close()
             try:
                 with contextlib.suppress(RecordingError):  # the same failure, said once below
                     self.recorder.close()
@@ -200,7 +226,6 @@ class RecordingSession:
             self.recorder.event(Event(now, EventKind.CLOCK, device, json.dumps(estimate, default=float)))
         self.recorder.event(Event(now, EventKind.DROPS, "hub", json.dumps(hub_drops.get("recorder", {}))))
         self.recorder.event(Event(now, EventKind.DROPS, "recorder", json.dumps(recorder_drops)))
-        self._sub.close()
         try:
             self.recorder.close()
             lost = sum(recorder_drops.values()) + sum(hub_drops.get("recorder", {}).values())

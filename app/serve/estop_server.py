@@ -3,8 +3,9 @@
 It shares nothing with the command server or the data path: a client stuck in a long request, a hung
 viewer or a busy publisher cannot delay it. A request is ``{"reason", "who", "id"}``; the core's ``estop``
 (``estop_rig`` for the run or move holding the servos: torque off from this thread, FAULT latched, the
-reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s"}`` goes back. Every
-key may stop the rig, viewers' too (app/serve/keys.py).
+reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s", "recorded_in"}``
+goes back (``recorded_in``: the session file that holds the E-stop, or None). Every key may stop the rig,
+viewers' too (app/serve/keys.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ POLL_MS = 50
 
 
 class EstopServer:
-    def __init__(self, socket: zmq.Socket, act: Callable[[str, str], None]):
+    def __init__(self, socket: zmq.Socket, act: Callable[[str, str], dict]):
         self.socket, self.act = socket, act
         socket.setsockopt(zmq.LINGER, 0)
         self._stop = threading.Event()
@@ -55,8 +56,8 @@ class EstopServer:
             reason = str(request.get("reason") or "E-stop")
             who = keys.user_of(frame) or str(request.get("who") or "unknown client")
             started = time.monotonic()
-            self.act(reason, who)
-            return wire.dumps({"id": request_id, "ok": True, "acted_s": time.monotonic() - started})
+            acted = self.act(reason, who)
+            return wire.dumps({"id": request_id, "ok": True, "acted_s": time.monotonic() - started, **acted})
         except Exception as exc:  # noqa: BLE001 - the sender hears that the E-stop failed, in one line
             log.exception("E-stop failed")
             return wire.dumps({"id": request_id, "ok": False, "error": " ".join(str(exc).split()),

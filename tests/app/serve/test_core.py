@@ -119,6 +119,7 @@ def test_estop_from_another_process_turns_torque_off_within_a_tick_and_records_w
                               timeout=30)
         assert proc.returncode == 0 and "E-stop acknowledged by the core" in proc.stdout, proc.stderr
         run = wait_over(client)
+        assert f"recorded in {run['session_file']})" in proc.stdout   # where the operator finds it
         assert run["phase"] == "FAULT" and reason in run["fault_reason"]
         client.request("reset")
     with SessionFile(run["session_file"]) as f:
@@ -139,6 +140,33 @@ def test_estop_from_another_process_turns_torque_off_within_a_tick_and_records_w
         before = runner.host_time_s < estop.host_time_s
         assert PHASES[int(runner.data["phase"][before][-1])] in (Phase.ACTUATE, Phase.FAULT)
     verify(run["session_file"])
+
+
+def test_estop_with_no_run_says_which_file_holds_it_or_that_none_does(core, tmp_path):
+    """The E-stop of an idle rig: into the operator's open recording, and said so; with nothing recording, the
+    acknowledgement says no file holds it and the core's log does."""
+    base, folder = core
+
+    def estop(reason: str) -> str:
+        proc = subprocess.run([*CLI, "estop", "--core", base, reason], capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    with CoreClient(base, subscribe=False) as client:
+        client.request("reset")
+        path = client.request("record_start", folder=str(tmp_path))["path"]
+        said = estop("checking the recorded stop")
+        client.request("record_stop")
+        assert said.endswith(f"(checking the recorded stop; recorded in {path})\n"), said
+        with SessionFile(path) as f:
+            assert any(e.kind == "estop" and e.message.startswith("checking the recorded stop") for e in f.events())
+        client.request("reset")
+        said = estop("checking the unrecorded stop")
+        assert said.endswith("(checking the unrecorded stop; no session file open to record it)\n"), said
+        assert client.status()["estop"].startswith("checking the unrecorded stop")   # latched all the same
+        client.request("reset")
+    assert "E-stop with no session file open to record it: checking the unrecorded stop" in \
+        (folder / "serve.log").read_text()
 
 
 def test_a_client_killed_mid_trial_leaves_the_trial_to_complete_and_the_file_to_close(core, tmp_path):
