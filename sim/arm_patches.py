@@ -44,6 +44,11 @@ class Patches:
         return np.concatenate([np.asarray(head, float), per_rad(self.u_nodes), self.u_nodes,
                                per_rad(self.v_nodes), self.v_nodes, self.coeffs.ravel()])
 
+    @property
+    def coeffs_offset(self) -> int:
+        """Where the coefficients start in ``flat``'s block: after the head, the per-rad entries and the nodes."""
+        return len(self.u_nodes) + len(self.v_nodes) + 8
+
     def grid_key(self) -> tuple:
         """Equal for blocks whose cells are found alike (the same axes, nodes and clamping)."""
         return self.axes, self.clamp, self.u_nodes.tobytes(), self.v_nodes.tobytes()

@@ -28,7 +28,7 @@ from uartlab.sim.compiled import (
     ARM_COEFFS,
     ARM_COS_FE,
     ARM_FORM,
-    ARM_ORDER,
+    ARM_PLAN,
     CONTACT_A,
     CONTACT_B,
     CONTACT_KX,
@@ -46,6 +46,7 @@ from uartlab.sim.compiled import (
     PAD_RADIUS,
     PAIR_JOINT,
     PAIR_SEGMENT,
+    PLAN_ROW,
     ROM,
     S_ENABLED,
     S_FRAME,
@@ -125,11 +126,10 @@ def patch_cell(P: np.ndarray, at: int, q: np.ndarray) -> tuple[int, float, int, 
 
 
 @inline_kernel
-def patch_value(P: np.ndarray, at: int, iu: int, du: float, iv: int, dv: float) -> float:
-    """A surface or table form's moment arm in the cell ``patch_cell`` found: its block at P[at:]."""
-    nu, nv = int(P[at + 2]), int(P[at + 3])
-    coeffs = at + nu + nv + 10   # after the head, the per-rad entries and the nodes
-    if P[at + 1] < 0.0:   # one angle: the cell's cubic in u (its coefficients c[k, 0], every 4th)
+def patch_value(P: np.ndarray, coeffs: int, nv: int, iu: int, du: float, iv: int, dv: float) -> float:
+    """A surface or table form's moment arm in the cell ``patch_cell`` found: its block's coefficients start at
+    P[coeffs:], in ``nv`` cells across its v axis (-1: over one angle)."""
+    if nv < 0:   # one angle: the cell's cubic in u (its coefficients c[k, 0], every 4th)
         c = coeffs + 16 * iu
         return ((P[c + 12] * du + P[c + 8]) * du + P[c + 4]) * du + P[c]
     c = coeffs + 16 * (iu * nv + iv)
@@ -153,20 +153,16 @@ def moment_arms_into(P: np.ndarray, q: np.ndarray, arms: np.ndarray) -> None:
         if P[ARM_COS_FE + 4 * s + j] != 0.0:
             r *= cos_fe
         arms[s, j] = r
-    # The surfaces and tables, grid by grid and block by block: each grid's cell found once, each block's
+    # The surfaces and tables by their plan (compiled.ARM_PLAN): each grid's cell found once, each block's
     # value made once (the central slip's four segments share theirs).
-    grid, block, r, iu, du, iv, dv = 0.0, -1, 0.0, 0, 0.0, 0, 0.0
-    for n in range(int(P[ARM_ORDER])):
-        p = int(P[ARM_ORDER + 1 + n])
-        s, j = PAIR_SEGMENT[p], PAIR_JOINT[p]
-        at = int(P[ARM_FORM + 4 * s + j])
-        if at != block:
-            block = at
-            if P[at + 5] != grid:
-                grid = P[at + 5]
-                iu, du, iv, dv = patch_cell(P, at, q)
-            r = patch_value(P, at, iu, du, iv, dv)
-        arms[s, j] = r
+    r, iu, du, iv, dv = 0.0, 0, 0.0, 0, 0.0
+    for n in range(int(P[ARM_PLAN])):
+        row = ARM_PLAN + 1 + PLAN_ROW * n
+        if P[row] != 0.0:
+            iu, du, iv, dv = patch_cell(P, int(P[row]), q)
+        if P[row + 1] != 0.0:
+            r = patch_value(P, int(P[row + 1]), int(P[row + 2]), iu, du, iv, dv)
+        arms[int(P[row + 3]), int(P[row + 4])] = r
 
 
 @inline_kernel

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from uartlab.sim.arm_patches import Patches
 from uartlab.sim.names import GROUP_JOINTS, JOINTS, MOMENT_ARM_GROUPS, N_SEGMENTS, SEGMENT_MOMENT_ARM_GROUP, SEGMENTS
 from uartlab.sim.params import FingerParams
 
@@ -51,9 +52,14 @@ PAIR_SEGMENT = np.array([s for s, _ in _PAIRS], dtype=np.int64)
 PAIR_JOINT = np.array([j for _, j in _PAIRS], dtype=np.int64)
 N_PAIRS = len(_PAIRS)
 
-ARM_ORDER = ARM_FORM + N_SEGMENTS * 4      # (1 + N_PAIRS,) how many pairs have a surface or table form, then
-#                                            those pairs by grid and block, the order the kernels take them in
-P_SIZE = ARM_ORDER + 1 + N_PAIRS           # the patches of surface and table forms follow (moment_arm_forms.py)
+# The kernels' plan for the pairs that have a surface or table form: how many, then a row per pair, grid by grid
+# and block by block: [cell: where the block whose head finds a new grid's cell starts (0: the cell found last),
+# coeffs: where a new block's coefficients start (0: the value made last), nv: the block's cells across its
+# v axis (-1: one angle), segment, joint]. Every offset is read straight from its row: decoding the blocks'
+# heads pair by pair (a chain of dependent loads) took half the time of evaluating the tables.
+ARM_PLAN = ARM_FORM + N_SEGMENTS * 4       # (1 + N_PAIRS * PLAN_ROW,)
+PLAN_ROW = 5
+P_SIZE = ARM_PLAN + 1 + N_PAIRS * PLAN_ROW  # the patches of surface and table forms follow (moment_arm_forms.py)
 
 # ---- surface array S -----------------------------------------------------------------------------
 S_ENABLED = 0    # 1.0 when there is a surface
@@ -112,9 +118,10 @@ def compile_model(p: FingerParams) -> np.ndarray:
         v.link_inertia[frame] = np.diag(p.bone_inertia_kgm2[bone])
     # A surface or table form's patches follow the fixed part of P, once per group and joint (the four
     # central-slip segments share theirs); a pair's ARM_FORM entry says where its patches start. Forms on the
-    # same nodes share a grid number, and the kernels take those pairs grid by grid (ARM_ORDER), so a pose's
+    # same nodes share a grid number, and the kernels take those pairs grid by grid (ARM_PLAN), so a pose's
     # cell is found once per grid, not once per moment arm.
     patches: list[np.ndarray] = []
+    blocks: dict[int, Patches] = {}   # by where each starts in P
     starts: dict[tuple[str, str], int] = {}
     grids: dict[tuple, int] = {}
     grid_of: dict[tuple[str, str], int] = {}
@@ -135,13 +142,21 @@ def compile_model(p: FingerParams) -> np.ndarray:
                     block = form.patches()
                     grid_of[group, joint] = grids.setdefault(block.grid_key(), len(grids) + 1)
                     starts[group, joint] = P_SIZE + sum(b.size for b in patches)
+                    blocks[starts[group, joint]] = block
                     patches.append(block.flat(grid_of[group, joint]))
                 P[ARM_FORM + 4 * s + j] = starts[group, joint]
                 pair_grid[_PAIRS.index((s, j))] = grid_of[group, joint]
     pair_block = P[ARM_FORM + 4 * PAIR_SEGMENT + PAIR_JOINT]
     with_form = [int(n) for n in np.lexsort((pair_block, pair_grid)) if pair_grid[n] > 0]
-    P[ARM_ORDER] = len(with_form)
-    P[ARM_ORDER + 1:ARM_ORDER + 1 + len(with_form)] = with_form
+    P[ARM_PLAN] = len(with_form)
+    grid, at = 0.0, 0
+    for row, n in enumerate(with_form):
+        new_grid, new_block = pair_grid[n] != grid, int(pair_block[n]) != at
+        grid, at = pair_grid[n], int(pair_block[n])
+        block = blocks[at]
+        P[ARM_PLAN + 1 + PLAN_ROW * row:ARM_PLAN + 1 + PLAN_ROW * (row + 1)] = [
+            at if new_grid else 0, at + block.coeffs_offset if new_block else 0,
+            len(block.v_nodes) - 1 if len(block.axes) > 1 else -1, PAIR_SEGMENT[n], PAIR_JOINT[n]]
     v.stiffness[:] = np.concatenate([p.input_stiffness_N_per_m, p.em_stiffness_N_per_m])
     v.joint_stiffness[:] = p.joint_stiffness_Nm_per_rad
     v.joint_damping[:] = p.joint_damping_Nms_per_rad
