@@ -178,6 +178,8 @@ def built_whole(path: str | os.PathLike) -> Iterator[str]:
     """Write the block's file under ``building_name(path)``: renamed to ``path`` when the block ends, removed
     when it fails, so a failure half-way (a damaged chunk, a full disk) leaves no half file under the name
     nor touches one that was there."""
+    folder, name = os.path.split(os.path.abspath(path))
+    remove_stale_partials(folder, name)   # what a killed build of this same file left behind
     partial = building_name(path)
     try:
         yield partial
@@ -187,28 +189,31 @@ def built_whole(path: str | os.PathLike) -> Iterator[str]:
             os.unlink(partial)
 
 
-def remove_stale_partials(folder: str) -> list[str]:
-    """Remove the hidden files recorders killed while building them left in ``folder`` (none of them ever
-    was a session: nothing had been recorded into it yet); returns their paths, each said in the log."""
+def remove_stale_partials(folder: str, name: str | None = None) -> list[str]:
+    """Remove the hidden files that processes killed while building them left in ``folder`` (``name``: only
+    those of that file, which a command is about to build); returns their paths, each said in the log. None
+    of them ever was whole: a recorder's held no samples yet, an export's or a repair's is a part of one."""
     removed: list[str] = []
+    prefix = f".{name}." if name is not None else "."
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(".") and n.endswith(PARTIAL_SUFFIX)]
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(PARTIAL_SUFFIX)]
     except OSError:
-        return removed   # the recorder's own create says what is wrong with the folder
-    for name in names:
-        path = os.path.join(folder, name)
+        return removed   # the command's own create says what is wrong with the folder
+    for hidden in names:
+        path = os.path.join(folder, hidden)
         try:
-            pid = int(name[: -len(PARTIAL_SUFFIX)].rsplit(".", 1)[1])
+            pid = int(hidden[: -len(PARTIAL_SUFFIX)].rsplit(".", 1)[1])
             age_s = time.time() - os.stat(path).st_mtime
         except (ValueError, IndexError, OSError):
             continue   # not one of ours, or already gone
         if is_alive(pid) and age_s < PARTIAL_MAX_AGE_S:
-            continue   # another recorder is building it right now
+            continue   # another process is building it right now
         with contextlib.suppress(OSError):
             os.unlink(path)
             removed.append(path)
-            logger.warning("removed %s: a session file a recorder was killed while creating (it held no samples)",
-                           path)
+            logger.warning("removed %s: %s", path,
+                           "a session file a recorder was killed while creating (it held no samples)" if name is None
+                           else f"a part of {name} that a killed command was building (never whole)")
     return removed
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import h5py
@@ -172,3 +175,25 @@ def test_an_export_stopped_by_a_damaged_chunk_leaves_only_whole_files(model_sess
     names, _, rows = read_csv(written)
     with SessionFile(model_session) as f:
         assert len(rows) == f.length(schema.ACTUATORS.stream)
+
+
+def test_what_a_killed_export_left_half_built_goes_with_the_next_export_of_that_file(model_session, tmp_path):
+    """kill -9 mid-write leaves the hidden part of the file (never the file's name); the next export of that
+    file removes it and says so, and leaves another file's part alone."""
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / f"{model_session.stem}.mat"
+    killed = subprocess.run(   # the real builder, killed inside its block as `kill -9` would
+        [sys.executable, "-c", "import os, signal, sys\nfrom uartlab.app.record.writer import built_whole\n"
+         "with built_whole(sys.argv[1]) as part:\n    open(part, 'w').write('half')\n"
+         "    os.kill(os.getpid(), signal.SIGKILL)", str(target)], capture_output=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = out.iterdir()
+    assert left.name.startswith(f".{target.name}.")
+    other = out / left.name.replace(target.name, "another.mat")   # another file's part, of the same dead pid
+    other.write_text("half")
+    proc = subprocess.run([sys.executable, "-m", "uartlab.app.cli", "export", str(model_session), "--to", "mat",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(out.iterdir()) == sorted([target, other])
+    assert f"removed {left}: a part of {target.name} that a killed command was building (never whole)" in proc.stderr
