@@ -145,14 +145,14 @@ class RecordingSession:
         return self.recorder.path
 
     def holds(self, event: Event, wait_s: float = HOLDS_WAIT_S) -> bool:
-        """Whether ``event``, published on the rig's hub, goes into this file: written already, or on its way
-        (this session still subscribed, so it was offered before any close began). Waits up to ``wait_s`` for a
-        session that is closing to write what it was offered; False where that cannot be told."""
+        """Whether ``event``, published on the rig's hub, goes into this file: written already, or offered (this
+        session still subscribed now, so it was when the event came, and close writes out all it was offered).
+        A session that is closing gets up to ``wait_s`` to write it; False where that cannot be told."""
         with self._written:
-            self._written.wait_for(lambda: event in self._events_written or not self._taking, wait_s)
-            if event in self._events_written:
+            if event in self._events_written or (self._sub.subscribed and self.error is None):
                 return True
-            return self._taking and self._sub.subscribed and self.error is None
+            self._written.wait_for(lambda: event in self._events_written or not self._taking, wait_s)
+            return event in self._events_written
 
     @property
     def error(self) -> BaseException | None:

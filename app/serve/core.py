@@ -180,13 +180,16 @@ class RigCore:
     # ------------------------------------------------------------ the E-stop (its own thread)
     def estop(self, reason: str, who: str) -> dict:
         """Torque off now, latched, ``reason`` and who sent it recorded: the run's E-stop if one is going,
-        else the rig's (an operator's move on the engine included). Returns ``{"recorded_in"}``: the session
-        file that holds the E-stop's event, or None (a run whose file had closed, no recording open)."""
+        else the rig's (an operator's move on the engine included). Returns ``{"acted_s", "recorded_in"}``: how
+        long until torque was off, and the session file that holds the E-stop's event, or None (a run whose file
+        had closed, no recording open), asked only once torque is off."""
+        started = time.monotonic()
         text = f"{reason} (E-stop from {who})"
         self.estop_reason = text
         rig = self._rig
         if self.runs is None or not self.runs.estop(text):
             estop_rig(rig, text)
+        acted_s = time.monotonic() - started
         event = next((e for e in reversed(rig.hub.recent_events()) if e.kind == EventKind.ESTOP and e.message == text),
                      None)
         run = self.runs.run if self.runs is not None else None
@@ -194,7 +197,7 @@ class RigCore:
                 if s is not None and event is not None and s.holds(event)]
         if not held:
             log.warning("E-stop with no session file open to record it: %s", text)
-        return {"recorded_in": str(held[0].path) if held else None}
+        return {"acted_s": acted_s, "recorded_in": str(held[0].path) if held else None}
 
     @property
     def _rig(self) -> Rig:

@@ -4,15 +4,14 @@ It shares nothing with the command server or the data path: a client stuck in a 
 viewer or a busy publisher cannot delay it. A request is ``{"reason", "who", "id"}``; the core's ``estop``
 (``estop_rig`` for the run or move holding the servos: torque off from this thread, FAULT latched, the
 reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s", "recorded_in"}``
-goes back (``recorded_in``: the session file that holds the E-stop, or None). Every key may stop the rig,
-viewers' too (app/serve/keys.py).
+goes back (``acted_s``: until torque was off; ``recorded_in``: the session file that holds the E-stop, or
+None). Every key may stop the rig, viewers' too (app/serve/keys.py).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 import zmq
@@ -55,9 +54,8 @@ class EstopServer:
             request_id = request.get("id")
             reason = str(request.get("reason") or "E-stop")
             who = keys.user_of(frame) or str(request.get("who") or "unknown client")
-            started = time.monotonic()
-            acted = self.act(reason, who)
-            return wire.dumps({"id": request_id, "ok": True, "acted_s": time.monotonic() - started, **acted})
+            acted = self.act(reason, who)   # its own "acted_s": torque off, not the look for its record after
+            return wire.dumps({"id": request_id, "ok": True, **acted})
         except Exception as exc:  # noqa: BLE001 - the sender hears that the E-stop failed, in one line
             log.exception("E-stop failed")
             return wire.dumps({"id": request_id, "ok": False, "error": " ".join(str(exc).split()),
