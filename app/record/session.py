@@ -215,7 +215,10 @@ class RecordingSession:
                     self._log.__exit__(None, None, None)
                     self._log = None
             raise self.error
-        hub_drops = self.rig.hub.drop_counts()
+        # This session's own queue: the hub's counts name every recorder it ever had "recorder", "recorder#2" ...,
+        # and in a rig core that records session after session "recorder" is the first one's.
+        hub_drops = {**self.rig.hub.drop_counts(), "recorder": {
+            stream: c.dropped_records for stream, c in self._sub.stats().streams.items() if c.dropped_records}}
         recorder_drops = dict(self.recorder.dropped)
         clock_sync = {name: _as_dict(sync.estimate()) for name, sync in self.rig.clock_sync().items()}
         summary = {"hub_drops": hub_drops, "recorder_drops": recorder_drops, "clock_sync": clock_sync,

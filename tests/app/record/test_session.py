@@ -98,3 +98,27 @@ def test_session_path_keeps_a_suite_name_inside_the_folder(tmp_path):
     assert path.parent == tmp_path and path.name == "session_20261203_140509_a_.._.._b.h5"
     assert session_path(tmp_path, "../..", when).name == "session_20261203_140509.h5"
     assert session_path(tmp_path, "free_motion", when).name == "session_20261203_140509_free_motion.h5"
+
+
+def _drops(path) -> dict[str, dict[str, int]]:
+    with SessionFile(path) as f:
+        return {e.source: json.loads(e.message) for e in f.events() if e.kind == "drops"}
+
+
+@pytest.mark.slow
+def test_each_session_of_a_rig_counts_only_its_own_drops(tmp_path, monkeypatch):
+    """A rig that records session after session (a rig core): what the hub dropped for one session's recorder
+    is in that session's file, not in every later one's."""
+    from uartlab.app.record import session as session_module
+
+    with Rig(default_rig_config()) as rig:
+        monkeypatch.setattr(session_module, "QUEUE_RECORDS", 1)   # a recorder that cannot keep up
+        first = RecordingSession(rig, tmp_path / "first.h5")
+        monkeypatch.undo()
+        time.sleep(1.0)
+        first.close()
+        second = RecordingSession(rig, tmp_path / "second.h5")
+        time.sleep(1.0)
+        summary = second.close()
+    assert sum(_drops(tmp_path / "first.h5")["hub"].values()) > 0   # the queue of one did drop
+    assert _drops(tmp_path / "second.h5")["hub"] == {} and summary["hub_drops"]["recorder"] == {}
