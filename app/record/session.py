@@ -144,6 +144,12 @@ class RecordingSession:
     def path(self) -> str:
         return self.recorder.path
 
+    def hub_drops(self) -> dict[str, int]:
+        """Records the hub dropped from this session's queue so far, per stream (only those with drops). Its
+        own: the hub names every recorder it ever had "recorder", "recorder#2" ..., and in a rig core that
+        records session after session "recorder" is the first one's."""
+        return {stream: c.dropped_records for stream, c in self._sub.stats().streams.items() if c.dropped_records}
+
     def holds(self, event: Event, wait_s: float = HOLDS_WAIT_S) -> bool:
         """Whether ``event``, published on the rig's hub, goes into this file: written already, or offered (this
         session still subscribed now, so it was when the event came, and close writes out all it was offered).
@@ -215,10 +221,7 @@ class RecordingSession:
                     self._log.__exit__(None, None, None)
                     self._log = None
             raise self.error
-        # This session's own queue: the hub's counts name every recorder it ever had "recorder", "recorder#2" ...,
-        # and in a rig core that records session after session "recorder" is the first one's.
-        hub_drops = {**self.rig.hub.drop_counts(), "recorder": {
-            stream: c.dropped_records for stream, c in self._sub.stats().streams.items() if c.dropped_records}}
+        hub_drops = {**self.rig.hub.drop_counts(), "recorder": self.hub_drops()}
         recorder_drops = dict(self.recorder.dropped)
         clock_sync = {name: _as_dict(sync.estimate()) for name, sync in self.rig.clock_sync().items()}
         summary = {"hub_drops": hub_drops, "recorder_drops": recorder_drops, "clock_sync": clock_sync,

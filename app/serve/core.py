@@ -272,7 +272,8 @@ class RigCore:
 
     def _session_status(self) -> dict | None:
         """The open session file (the operator's recording, else the run's own), as the window's Recording
-        panel shows it: path, seconds recorded, samples flushed per stream, drops per consumer."""
+        panel shows it: path, seconds recorded, samples flushed per stream, what this file lost (the hub's drops
+        from its recorder's queue, the file writer's own)."""
         run = self._slot.run
         session = self.recording or (run.session if run is not None and self._slot.busy else None)
         if session is None:
@@ -281,7 +282,7 @@ class RigCore:
         spans = list(rec.flushed_span_s.values())
         elapsed_s = max(s[1] for s in spans) - min(s[0] for s in spans) if spans else 0.0
         return {"path": str(session.path), "elapsed_s": elapsed_s, "samples": dict(rec.flushed),
-                "drops": {**self._rig.hub.drop_counts(), "file writer": dict(rec.dropped)}}
+                "drops": {"recorder": session.hub_drops(), "file writer": dict(rec.dropped)}}
 
     def _run(self, args: dict, who: str) -> dict:
         request = RunRequest.from_args(args)
