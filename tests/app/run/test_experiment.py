@@ -8,12 +8,13 @@ from then on the servos get only the safe command.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import wait_for
+from conftest import DEVICE_TIMING, wait_for
 from uartlab.app.record.player import SessionFile
 from uartlab.app.record.session import RecordingSession
 from uartlab.app.rig.config import default_rig_config
@@ -84,15 +85,21 @@ def test_the_full_free_motion_suite_runs_and_every_trial_group_holds_its_data(tm
     # Every trial of the paper's suite, two repeats each (`--repeats 2`): the repeats' bookkeeping is the same
     # for two as for five, and the run stays short enough for a busy machine. 4x: the twin's time runs at
     # four times the host's, as `uartlab demo` runs it.
+    # A run that faults on device timing (the test process stalled past the twin's bus watchdog: 7 s once, on
+    # a loaded machine) is about the machine, not the bookkeeping under test: it gets one more try on a rig
+    # brought up again, as an operator would.
     suite = select_trials(builtin_suite("free_motion"), None, repeats=2)
-    path = tmp_path / "free_motion.h5"
-    with twin_rig(speed=4.0) as rig:
-        session = RecordingSession(rig, path, operator="ci", protocol=suite)
-        with Experiment(rig, suite, session) as exp:
-            exp.start()
-            assert exp.wait(240), exp.status()
-            status = exp.status()
-        session.close()
+    for attempt in range(2):
+        path = tmp_path / f"free_motion{attempt}.h5"
+        with twin_rig(speed=4.0) as rig:
+            session = RecordingSession(rig, path, operator="ci", protocol=suite)
+            with Experiment(rig, suite, session) as exp:
+                exp.start()
+                assert exp.wait(240), exp.status()
+                status = exp.status()
+            session.close()
+        if status.phase == "DONE" or attempt or not re.search(DEVICE_TIMING, status.fault_reason or ""):
+            break
     assert status.phase == "DONE", status.fault_reason
     assert len(status.results) == 12 and {r.outcome for r in status.results} == {"settled"}
     with SessionFile(path) as f:
