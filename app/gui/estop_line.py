@@ -30,6 +30,7 @@ class EstopAck:
     sent_s: float                # monotonic: when the GUI thread handed it to ZeroMQ
     acked_s: float | None = None  # when the acknowledgement reached the GUI thread's poll
     error: str | None = None      # the core's refusal, or "no acknowledgement"
+    recorded_in: str | None = None  # the session file that holds the E-stop (None: no file open to)
 
 
 class EstopLine:
@@ -66,6 +67,7 @@ class EstopLine:
             if ack is not None:
                 ack.acked_s = time.monotonic()
                 ack.error = None if reply.get("ok") else str(reply.get("error"))
+                ack.recorded_in = reply.get("recorded_in")
                 done.append(ack)
         now = time.monotonic()
         for request_id, ack in list(self.pending.items()):

@@ -378,7 +378,10 @@ class Operations:
                 self.w.report_error("E-STOP FAILED", f"{ack.error} (press the rig's hardware E-stop)")
             else:
                 ms = 1e3 * ((ack.acked_s or ack.sent_s) - ack.sent_s)
-                self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms)")
+                where = (f"recorded in {ack.recorded_in}" if ack.recorded_in
+                         else "no session file open to record it")
+                self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms); "
+                                f"{where}")
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""

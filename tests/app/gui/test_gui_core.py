@@ -183,6 +183,11 @@ def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: b
     panel.record_box.setChecked(record)
 
 
+def _closed(path: str) -> bool:
+    with SessionFile(path) as f:
+        return f.complete
+
+
 def curve_data(window, plot: str, kind: str = "measured", i: int = 0):
     x, y = getattr(window.plots.plots[plot], kind)[i].getData()
     return (None, None) if x is None or len(x) == 0 else (x, y)
@@ -273,6 +278,11 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
     window.on_status()
     assert not window.protocol_panel.buttons["start"].isEnabled()   # latched: no run may start
+    # The log says where the E-stop is recorded: the run's own file, which holds it once closed.
+    assert ack.recorded_in and f"recorded in {ack.recorded_in}" in window.log.toPlainText()
+    qtbot.waitUntil(lambda: _closed(ack.recorded_in), timeout=10000)
+    with SessionFile(ack.recorded_in) as f:
+        assert [e.message for e in f.events() if e.kind == EventKind.ESTOP] == [estops.seen.message]
     shoot(window, "estop")
     window.estop_reset.click()
     assert not window.ops.estop_latched
