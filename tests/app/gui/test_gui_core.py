@@ -278,9 +278,11 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
     window.on_status()
     assert not window.protocol_panel.buttons["start"].isEnabled()   # latched: no run may start
-    # The log says where the E-stop is recorded: the run's own file, which holds it once closed.
+    # The log says where the E-stop is recorded: the run's own file, which holds it once closed. The run
+    # closes it after the live model's last samples (0.1-0.6 s here; the model may close up to 22 s behind
+    # on a loaded machine, app/serve/model_supervisor.py).
     assert ack.recorded_in and f"recorded in {ack.recorded_in}" in window.log.toPlainText()
-    qtbot.waitUntil(lambda: _closed(ack.recorded_in), timeout=10000)
+    qtbot.waitUntil(lambda: _closed(ack.recorded_in), timeout=60000)
     with SessionFile(ack.recorded_in) as f:
         assert [e.message for e in f.events() if e.kind == EventKind.ESTOP] == [estops.seen.message]
     shoot(window, "estop")
