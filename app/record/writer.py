@@ -691,8 +691,11 @@ class SessionRecorder:
             raise RecordingError(self._explain(exc, "could not mark the file complete")) from exc
 
     def _finish(self) -> None:
-        """Reopen without SWMR to write what SWMR forbids: trial groups, stop time and the complete flag."""
-        with h5py.File(self.path, "r+", libver=LIBVER) as f:
+        """Reopen without SWMR to write what SWMR forbids: trial groups, stop time and the complete flag.
+        Without HDF5's file lock: a reader watching the live file (the window's replay, a notebook, `uartlab
+        verify`) holds a shared lock that refused this open, and the file was left unfinished; the recorder
+        is the file's one writer."""
+        with h5py.File(self.path, "r+", libver=LIBVER, locking=False) as f:
             write_trial_groups(f, self._trials, list(self.specs))
             f.attrs["stop_time"] = _now_iso()
             # last, and 1 rather than True (an enum to MATLAB): a crash before this line leaves complete == 0

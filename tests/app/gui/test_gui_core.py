@@ -29,6 +29,7 @@ from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.panels.protocol import REPEATS_COLUMN, STATUS_COLUMN  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
+from uartlab.errors import InputFileError  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
 from uartlab.schema import EVENTS, MODEL, MODEL_SOURCE, EventKind  # noqa: E402
 
@@ -184,8 +185,12 @@ def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: b
 
 
 def _closed(path: str) -> bool:
-    with SessionFile(path) as f:
-        return f.complete
+    """Whether the session file is complete; False while it cannot be read (the recorder finishing it)."""
+    try:
+        with SessionFile(path) as f:
+            return f.complete
+    except (OSError, InputFileError):
+        return False
 
 
 def curve_data(window, plot: str, kind: str = "measured", i: int = 0):

@@ -122,3 +122,29 @@ def test_each_session_of_a_rig_counts_only_its_own_drops(tmp_path, monkeypatch):
         summary = second.close()
     assert sum(_drops(tmp_path / "first.h5")["hub"].values()) > 0   # the queue of one did drop
     assert _drops(tmp_path / "second.h5")["hub"] == {} and summary["hub_drops"]["recorder"] == {}
+
+
+@pytest.mark.slow
+def test_a_session_closed_while_another_process_reads_it_live_is_complete(tmp_path):
+    """A reader watching the live file (the window's replay, a notebook, `uartlab verify`) holds HDF5's shared
+    lock: the recorder's last step, which marks the file complete, opened it for writing and was refused."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "watched.h5"
+    with Rig(default_rig_config()) as rig:
+        session = RecordingSession(rig, path)
+        reader = subprocess.Popen(   # opens the live file as the app's reader does, and holds it until told
+            [sys.executable, "-c", "import sys\nfrom uartlab.app.record.player import SessionFile\n"
+             "with SessionFile(sys.argv[1]) as f:\n    print(f.complete, flush=True)\n    sys.stdin.readline()\n"
+             "    print(f.complete, flush=True)", str(path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert reader.stdout.readline().strip() == "False"   # open, live
+            time.sleep(0.5)
+            session.close()                                       # while the reader holds the file
+        finally:
+            out, _ = reader.communicate("\n", timeout=60)
+    assert reader.returncode == 0
+    with SessionFile(path) as f:
+        assert f.complete and f.length("daq") > 0
