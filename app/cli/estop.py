@@ -18,13 +18,12 @@ def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from uartlab.app.serve.client import CONNECT_TIMEOUT_S, CoreClient
+    from uartlab.app.serve.estop_server import where_recorded
 
     reason = " ".join(args.reason) or "E-stop from the console"
     keys = Path(args.keys) if args.keys else None
     with CoreClient(args.core, subscribe=False, keys_dir=keys, timeout_s=CONNECT_TIMEOUT_S, hello=False) as core:
         reply = core.estop(reason)   # NoCoreError (exit 3) when no core acknowledges within the timeout
-    where = (f"recorded in {reply['recorded_in']}" if reply.get("recorded_in")
-             else "no session file open to record it")
     print(f"E-stop acknowledged by the core at {core.ends.base}: torque off in {reply['acted_s'] * 1e3:.0f} ms "
-          f"({reason}; {where})")
+          f"({reason}; {where_recorded(reply.get('recorded_in'))})")
     return 0

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from uartlab.app.gui.wording import drops_sentence, steady_sentence
 from uartlab.app.record.integrity import DAMAGED_BYTES
 from uartlab.app.record.logs import event_level
+from uartlab.app.serve.estop_server import where_recorded
 from uartlab.app.serve.runs import run_busy
 from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
 from uartlab.streams import Event, EventKind
@@ -378,10 +379,8 @@ class Operations:
                 self.w.report_error("E-STOP FAILED", f"{ack.error} (press the rig's hardware E-stop)")
             else:
                 ms = 1e3 * ((ack.acked_s or ack.sent_s) - ack.sent_s)
-                where = (f"recorded in {ack.recorded_in}" if ack.recorded_in
-                         else "no session file open to record it")
                 self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms); "
-                                f"{where}")
+                                f"{where_recorded(ack.recorded_in)}")
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""

@@ -22,6 +22,11 @@ log = logging.getLogger(__name__)
 POLL_MS = 50
 
 
+def where_recorded(recorded_in: str | None) -> str:
+    """An acknowledgement's ``recorded_in`` as the operator reads it."""
+    return f"recorded in {recorded_in}" if recorded_in else "no session file open to record it"
+
+
 class EstopServer:
     def __init__(self, socket: zmq.Socket, act: Callable[[str, str], dict]):
         self.socket, self.act = socket, act

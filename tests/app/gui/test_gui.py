@@ -34,18 +34,6 @@ def settings(tmp_path):
     return QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
 
-@pytest.fixture
-def window(qtbot, settings, tmp_path):
-    qt_app()  # pyqtgraph's options on the QApplication pytest-qt made
-    w = MainWindow(settings, core_address=f"ipc://{tmp_path / 'core'}")   # a core of this test's own
-    qtbot.addWidget(w)
-    w.resize(1600, 1000)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
-
-
 def shoot(widget, name: str) -> Path:
     """A screenshot of a real run (the twin rig, the real live model), for docs/screenshots: never of data
     a test made up."""
