@@ -117,9 +117,15 @@ def run_up(args: argparse.Namespace) -> int:
 
     require("rig")  # before the twins load: they speak the real devices' protocols through the [rig] packages
     from uartlab.app.rig.twin_control import TwinControlServer
+    from uartlab.app.run import realtime
     from uartlab.drivers.twins.rig import TwinRig
 
     config = build_config(args)
+    # The twins stand in for devices with processors of their own, and the core's deadlines wait on their
+    # answers: their threads (started below: they inherit it) run at the core's priority where allowed, with
+    # its short GIL hand-off. At nice 0, a twin thread holding the GIL (the DAQ's gRPC, NatNet) lost the CPU to
+    # the core's threads at -10, and the bus twin's real-time thread waited for it.
+    realtime.prepare_process(who="the twin rig")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -128,6 +134,7 @@ def run_up(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ValueError(f"could not open a twin endpoint ({exc.strerror or exc}); another twin or the real "
                          "software may hold the port — try --ephemeral-ports") from None
+    realtime.keep_out_of_collections()   # its servers and plant: no full collection pauses every answer
     control = TwinControlServer(rig)
     server: threading.Thread | None = None
     try:
