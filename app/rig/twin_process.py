@@ -15,9 +15,9 @@ arguments on stdin), so a process that starts many twins can have the next one l
 (``keep_spares``). It inherits the environment, so it uses the same kernel cache ($UARTLAB_CACHE_DIR).
 Its stderr goes to ``log_path``, removed by a clean ``stop()`` and kept when this process dies: the twin
 then outlives it by ``orphan_grace_s`` (the servos' Bus Watchdog trips meanwhile) and logs what it saw. A spare
-whose process dies before it is used removes its own log (it has nothing to tell). A log that a kill -9 of
-the whole tree left empty is removed by the next process that starts a twin: its name carries the pid of the
-process it was started for.
+whose process dies before it is used removes its own log (it has nothing to tell). The next process that
+starts a twin removes the logs of gone processes that a kill -9 of the whole tree left empty, and the
+post-mortems older than ``POST_MORTEM_KEEP_DAYS``: a log's name carries the pid of the process it was started for.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ START_TIMEOUT_S = 120.0   # a cold kernel cache compiles the plant first: a minu
 STOP_TIMEOUT_S = 10.0
 LOG_PREFIX = "uartlab-twin-"   # then the pid of the process the twin was started for, in the temporary folder
 ORPHAN_GRACE_S = 5.0      # several Bus Watchdog periods (the rig's default is 100 ms, at most 2.54 s)
+POST_MORTEM_KEEP_DAYS = 7.0   # a twin's log of its parent's death: a week to look, then the temporary folder is clean
 
 
 def twin_up_arguments(config: RigConfig) -> list[str]:
@@ -332,7 +333,7 @@ class _Spare:
     lock = threading.Lock()
 
     def __init__(self, warm: bool = False):
-        _sweep_empty_logs()
+        _sweep_logs()
         fd, name = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{os.getpid()}-", suffix=".log")
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
         command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", "--log", name,
@@ -375,9 +376,10 @@ class _Spare:
             spare.log_path.unlink(missing_ok=True)
 
 
-def _sweep_empty_logs(min_age_s: float = 60.0) -> None:
-    """Remove twin logs that a kill -9 left empty: of a gone process, untouched for ``min_age_s`` (its twin has
-    stopped by then, after its orphan grace, or it would have written why)."""
+def _sweep_logs(min_age_s: float = 60.0, keep_s: float = POST_MORTEM_KEEP_DAYS * 86400.0) -> None:
+    """Remove the twin logs of gone processes: empty ones (a kill -9 of the whole tree) untouched for
+    ``min_age_s`` (its twin has stopped by then, after its orphan grace, or it would have written why), and
+    post-mortems untouched for ``keep_s``."""
     now = time.time()
     for path in Path(tempfile.gettempdir()).glob(f"{LOG_PREFIX}*.log"):
         try:
@@ -385,7 +387,9 @@ def _sweep_empty_logs(min_age_s: float = 60.0) -> None:
             stat = path.stat()
         except (ValueError, OSError):
             continue
-        if stat.st_size == 0 and now - stat.st_mtime > min_age_s and not is_alive(pid) and stat.st_uid == os.getuid():
+        age_s = now - stat.st_mtime
+        if (age_s > (min_age_s if stat.st_size == 0 else keep_s) and stat.st_uid == os.getuid()
+                and not is_alive(pid)):
             path.unlink(missing_ok=True)
 
 

@@ -23,7 +23,7 @@ from uartlab.app.rig import twin_process
 from uartlab.app.rig.config import default_rig_config
 from uartlab.app.rig.rig import Rig
 from uartlab.app.rig.twin_control import TwinControl
-from uartlab.app.rig.twin_process import LOG_PREFIX, ORPHAN_GRACE_S, TwinProcess
+from uartlab.app.rig.twin_process import LOG_PREFIX, ORPHAN_GRACE_S, POST_MORTEM_KEEP_DAYS, TwinProcess
 from uartlab.errors import DeviceError
 
 pytestmark = pytest.mark.slow   # each test brings up a twin process
@@ -186,11 +186,12 @@ def _log_of(pid: int, content: str, age_s: float) -> Path:
     return path
 
 
-def test_empty_logs_a_kill_9_of_the_whole_tree_left_are_removed_by_the_next_twin_start():
+def test_empty_logs_and_week_old_post_mortems_are_removed_by_the_next_twin_start():
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     left_empty = _log_of(gone.pid, "", age_s=120.0)
-    telling = _log_of(gone.pid, "twin: parent process is gone\n", age_s=120.0)   # a post-mortem: kept
+    telling = _log_of(gone.pid, "twin: parent process is gone\n", age_s=120.0)   # a post-mortem: kept a while
+    week_old = _log_of(gone.pid, "twin: parent process is gone\n", age_s=POST_MORTEM_KEEP_DAYS * 86400 + 60)
     just_started = _log_of(gone.pid, "", age_s=0.0)          # its twin may not have written yet
     of_a_live_process = _log_of(os.getpid(), "", age_s=120.0)
     try:
@@ -199,10 +200,10 @@ def test_empty_logs_a_kill_9_of_the_whole_tree_left_are_removed_by_the_next_twin
         spare.process.wait()
         spare.log.close()
         spare.log_path.unlink()
-        assert not left_empty.exists()
+        assert not left_empty.exists() and not week_old.exists()
         assert telling.exists() and just_started.exists() and of_a_live_process.exists()
     finally:
-        for path in (left_empty, telling, just_started, of_a_live_process):
+        for path in (left_empty, telling, week_old, just_started, of_a_live_process):
             path.unlink(missing_ok=True)
 
 
