@@ -194,9 +194,12 @@ class CoreLink:
         self._stop.set()
         self._poller.join()            # within one status request (STATUS_TIMEOUT_S)
         self.estop_line.close()
+        # A core this window started that has ended is not asked (the request would wait out its timeout
+        # while the operator waits to connect again).
+        gone = self.process is not None and self.process.poll() is not None
         try:
-            if shutdown:
-                with contextlib.suppress(Exception):   # a core that is gone already needs no asking
+            if shutdown and not gone:
+                with contextlib.suppress(Exception):   # one that does not answer is ended below
                     self.request("shutdown", after_run=True)
         finally:
             with self._requests:       # requests of the window's workers end within their own timeout

@@ -29,6 +29,7 @@ from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
 from uartlab.app.gui.panels.protocol import REPEATS_COLUMN, STATUS_COLUMN  # noqa: E402
 from uartlab.app.record.player import SessionFile  # noqa: E402
+from uartlab.app.serve.client import REQUEST_TIMEOUT_S  # noqa: E402
 from uartlab.errors import InputFileError  # noqa: E402
 from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
 from uartlab.schema import EVENTS, MODEL, MODEL_SOURCE, EventKind  # noqa: E402
@@ -413,7 +414,9 @@ def test_the_rig_core_the_window_started_killed_is_said_and_a_new_one_connects(q
     assert window.minimumSizeHint().width() <= LAPTOP_WIDTH_PX   # every sentence wraps in a laptop's width
     shoot(window, "rig_core_killed")
     window.rig_panel.disconnect_button.click()
+    clicked = time.monotonic()
     qtbot.waitUntil(window.rig_panel.connect_button.isEnabled, timeout=30000)
+    assert time.monotonic() - clicked < REQUEST_TIMEOUT_S   # the dead core was not asked to shut down
     window.rig_panel.connect_button.click()
     qtbot.waitUntil(lambda: window.ops.connected, timeout=60000)
     qtbot.waitUntil(lambda: window.interlock_label.text() == "interlocks: OK", timeout=30000)
