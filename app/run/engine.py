@@ -255,8 +255,10 @@ class Engine:
         timing = self.timing
         # The rig's bus lock keeps reads from starting just before a tick (app/rig/locked_actuators.py)
         announce = getattr(self.rig.actuators, "announce_tick", None)
+        stall = realtime.StallReport()
         try:
             while not self._stop.is_set():
+                stall.alive(time.monotonic())
                 try:
                     self._tick()
                 except Exception as exc:  # a bug or a dead bus must not leave the servos moving
@@ -275,6 +277,7 @@ class Engine:
                 if tick.late_s > timing.max_late_s:
                     timing.max_late_s = tick.late_s
         finally:
+            stall.close()
             self._no_gc.close()
 
     def _tick(self) -> None:

@@ -6,6 +6,7 @@
     with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
         ...
         realtime.collect_young_if_due()     # right after a tick: the young generations, in the slack
+    stall = realtime.StallReport()          # stall.alive(now) each tick: a loop held up 2 s dumps every stack
 
 Everything here is used when the OS allows it and never required: a lab PC without the rights runs the loop
 at normal priority and says so once in the log.
@@ -44,8 +45,10 @@ at normal priority and says so once in the log.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import gc
 import logging
+import math
 import os
 import sys
 import threading
@@ -56,6 +59,8 @@ log = logging.getLogger(__name__)
 
 # est.: 0.5 ms: a tenth of a 200 Hz tick; shorter costs the other threads throughput in switches.
 SWITCH_INTERVAL_S = 0.0005
+STDERR_FD = 2
+STALL_REPORT_S = 2.0        # est.: a loop held up this long (past every stale limit) has its process's stacks dumped
 # est.: above every normal thread, well below the kernel's own (IRQ threads 50, watchdog 99).
 FIFO_PRIORITY = 20
 NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
@@ -188,6 +193,34 @@ def keep_out_of_collections() -> None:
     frozen out of every later collection's reach, without collecting first (that is the pause avoided)."""
     if _enabled:
         gc.freeze()
+
+
+class StallReport:
+    """Every thread's stack written to stderr when the loop has not called ``alive`` for ``after_s``: by
+    faulthandler's own C thread, which needs no GIL, so the dump shows a thread that holds the GIL and stops
+    the loop with it (a loop stalled by the GIL cannot report it itself). The dump is headed "Timeout
+    (0:00:02)!" (faulthandler's words). Each arming starts a thread, so it is re-armed at most four times per
+    ``after_s``: a stall is reported 0.75-1 x ``after_s`` into it. One timer per process: the last armed."""
+
+    def __init__(self, after_s: float = STALL_REPORT_S):
+        self.after_s = after_s
+        self._armed_s = -math.inf
+        # The process's stderr by descriptor: a sys.stderr object swapped for another (a test's capture) could
+        # be closed, and its number reused by a session file, while the timer still holds it.
+        try:
+            os.fstat(STDERR_FD)
+            self._fd: int | None = STDERR_FD
+        except OSError:   # no stderr at all (a detached process)
+            self._fd = None
+
+    def alive(self, now_s: float) -> None:
+        if self._fd is not None and now_s - self._armed_s >= self.after_s / 4:
+            faulthandler.dump_traceback_later(self.after_s, file=self._fd)
+            self._armed_s = now_s
+
+    def close(self) -> None:
+        if self._fd is not None and self._armed_s > -math.inf:
+            faulthandler.cancel_dump_traceback_later()
 
 
 def collect_young_if_due() -> None:

@@ -90,3 +90,43 @@ def test_turned_off_it_changes_nothing():
         assert realtime.raise_thread_priority().policy == "normal"
     finally:
         realtime.enable(True)
+
+
+STALLED_LOOP = """
+import re, threading, time
+from uartlab.app.run import realtime
+
+def hold_the_gil():   # one C call that never lets go of the GIL (backtracking: ~2 s here): the loop cannot run
+    re.match(r"(a+)+$", "a" * 26 + "b")
+
+stall = realtime.StallReport(after_s=0.4)
+holder = threading.Thread(target=hold_the_gil)
+started = time.monotonic()
+while time.monotonic() - started < 0.5:   # the loop, ticking
+    stall.alive(time.monotonic())
+    time.sleep(0.01)
+    if not holder.is_alive() and time.monotonic() - started > 0.2:
+        holder.start()
+holder.join()
+stall.close()
+print("loop done")
+"""
+
+
+def test_a_loop_stopped_by_a_thread_holding_the_gil_gets_every_threads_stack_written():
+    """The loop cannot report its own stall (it needs the GIL to run): faulthandler's C thread writes the
+    stacks, and the one holding the GIL is among them."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", STALLED_LOOP], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "loop done" in proc.stdout, proc.stderr
+    assert "Timeout (0:00:00.400000)!" in proc.stderr
+    assert "in hold_the_gil" in proc.stderr, proc.stderr
+
+
+def test_a_loop_that_keeps_ticking_writes_nothing():
+    import subprocess
+
+    ticking = "\n".join(line for line in STALLED_LOOP.splitlines() if "holder" not in line)
+    proc = subprocess.run([sys.executable, "-c", ticking], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "loop done" in proc.stdout and proc.stderr == "", proc.stderr
