@@ -216,12 +216,14 @@ class Engine:
 
     def estop(self, why: str = "E-stop") -> None:
         """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more). Before
-        the servos are armed (during the pre-flight) it also refuses the arming."""
+        the servos are armed (during the pre-flight) it also refuses the arming. Torque goes off before the
+        engine's lock is taken: a tick holds it through a trial's set-up (the twin placing its finger: a call
+        to another process, seconds on a busy machine), and the tick sends nothing once torque is off."""
+        self._torque_off()
         with self._lock:
             self.estop_reason = self.estop_reason or why
             self.runner.estop(self._protocol_now(), why)
             self.rig.hub.event(EventKind.ESTOP, "operator", why)
-            self._torque_off()
             self._ticked.notify_all()
 
     def wait(self, timeout_s: float | None = None) -> bool:

@@ -17,6 +17,7 @@ from uartlab.app.rig.rig import Rig
 from uartlab.app.run.experiment import Experiment
 from uartlab.app.run.replayed_rig import NullActuators, ReplayedRig
 from uartlab.app.run.rig_like import RigActuators, RigLike
+from uartlab.app.run.run import estop_rig
 from uartlab.drivers.mx64_bus import Mx64Bus
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
@@ -110,6 +111,48 @@ def test_the_engine_on_a_scripted_rig_trips_on_a_scripted_force_and_moves_nothin
         assert (trip.check, trip.subject, trip.value) == ("force", "FDP", 50.0)
         assert rig.placed == [("Flex", None)] and rig.actuators.enabled
     finally:
+        stop.set()
+        exp.close()
+        feeder.join()
+
+
+@pytest.mark.realtime
+def test_an_estop_while_a_trial_is_being_set_up_turns_torque_off_without_waiting_for_it():
+    """A tick holds the engine through a trial's set-up (the twin placing its finger, over its control channel:
+    seconds on a busy machine); the E-stop does not wait for it: torque is off while the placement goes on."""
+    rig = ScriptedRig()
+    placing, placed = threading.Event(), threading.Event()
+
+    def slow_placement(pose: str, surface_angle_deg: float | None) -> bool:
+        placing.set()
+        placed.wait(10.0)
+        return True
+
+    rig.place_finger = slow_placement
+    stop = threading.Event()
+
+    def stream():
+        while not stop.is_set():
+            rig.publish()
+            time.sleep(0.005)
+
+    feeder = threading.Thread(target=stream, daemon=True)
+    feeder.start()
+    exp = Experiment(rig, parse_suite(short_suite_toml()))
+    try:
+        exp.start()
+        assert placing.wait(10.0) and rig.actuators.enabled
+        estop = threading.Thread(target=estop_rig, args=(rig, "operator E-stop"), daemon=True)
+        estop.start()
+        assert wait_for(lambda: not rig.actuators.enabled, 2.0)   # while the placement still holds the tick
+        assert not placed.is_set()
+        commands = rig.actuators.commands
+        placed.set()
+        estop.join(10.0)
+        assert exp.wait(5.0) and exp.runner.phase is Phase.FAULT
+        assert rig.actuators.commands == commands and not rig.actuators.enabled   # the held tick sent nothing
+    finally:
+        placed.set()
         stop.set()
         exp.close()
         feeder.join()
