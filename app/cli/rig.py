@@ -59,6 +59,7 @@ def serve_main(args: argparse.Namespace) -> int:
     from uartlab.app.serve.core import RigCore
 
     RigCalibrations(config).check_files()
+    realtime.report_stalls()   # its stderr is its log: a loop held up says where
     core = RigCore(config, args.core, args.keys)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -6,7 +6,8 @@
     with realtime.no_gc_pauses():           # while the servos are armed: no automatic collection
         ...
         realtime.collect_young_if_due()     # right after a tick: the young generations, in the slack
-    stall = realtime.StallReport()          # stall.alive(now) each tick: a loop held up 2 s dumps every stack
+    realtime.report_stalls()                # in the rig core: a loop held up 1 s has every stack dumped
+    stall = realtime.StallReport()          # on the loop's thread; stall.alive(now) each tick
 
 Everything here is used when the OS allows it and never required: a lab PC without the rights runs the loop
 at normal priority and says so once in the log.
@@ -60,13 +61,14 @@ log = logging.getLogger(__name__)
 # est.: 0.5 ms: a tenth of a 200 Hz tick; shorter costs the other threads throughput in switches.
 SWITCH_INTERVAL_S = 0.0005
 STDERR_FD = 2
-STALL_REPORT_S = 2.0        # est.: a loop held up this long (past every stale limit) has its process's stacks dumped
+STALL_REPORT_S = 1.0        # est.: a loop held up this long (the twin rig's stale limit): every stack dumped
 # est.: above every normal thread, well below the kernel's own (IRQ threads 50, watchdog 99).
 FIFO_PRIORITY = 20
 NICE_RAISE = -10            # est.: ahead of the desktop and the load, without starving the kernel's workers
 WINDOW_NICE = -5            # est.: the operator's window: ahead of ordinary load, behind the rig's threads
 
 _enabled = True
+_report_stalls = False      # only where stderr is a log (the rig core), never a user's terminal
 _logged: set[str] = set()
 _gc_lock = threading.Lock()
 _gc_holds = 0               # nested no_gc_pauses() in this process (several engines may run in tests)
@@ -195,23 +197,31 @@ def keep_out_of_collections() -> None:
         gc.freeze()
 
 
+def report_stalls(on: bool = True) -> None:
+    """Let this process's loops dump every thread's stack on a stall (``StallReport``): in the rig core, whose
+    stderr is its log; not where stderr is a user's terminal (an in-process replay)."""
+    global _report_stalls
+    _report_stalls = on
+
+
 class StallReport:
     """Every thread's stack written to stderr when the loop has not called ``alive`` for ``after_s``: by
     faulthandler's own C thread, which needs no GIL, so the dump shows a thread that holds the GIL and stops
     the loop with it (a loop stalled by the GIL cannot report it itself). The dump is headed "Timeout
-    (0:00:02)!" (faulthandler's words). Each arming starts a thread, so it is re-armed at most four times per
-    ``after_s``: a stall is reported 0.75-1 x ``after_s`` into it. One timer per process: the last armed."""
+    (0:00:01)!" (faulthandler's words). Each arming starts a thread, so it is re-armed at most four times per
+    ``after_s``: a stall is reported 0.75-1 x ``after_s`` into it. One timer per process: the last armed.
+    Off unless ``report_stalls()`` was called in this process."""
 
     def __init__(self, after_s: float = STALL_REPORT_S):
         self.after_s = after_s
         self._armed_s = -math.inf
         # The process's stderr by descriptor: a sys.stderr object swapped for another (a test's capture) could
         # be closed, and its number reused by a session file, while the timer still holds it.
-        try:
-            os.fstat(STDERR_FD)
-            self._fd: int | None = STDERR_FD
-        except OSError:   # no stderr at all (a detached process)
-            self._fd = None
+        self._fd: int | None = None
+        if _report_stalls:
+            with contextlib.suppress(OSError):   # no stderr at all (a detached process): nothing to report to
+                os.fstat(STDERR_FD)
+                self._fd = STDERR_FD
 
     def alive(self, now_s: float) -> None:
         if self._fd is not None and now_s - self._armed_s >= self.after_s / 4:

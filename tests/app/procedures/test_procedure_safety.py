@@ -5,6 +5,7 @@ hold, nothing is measured on; and nothing but the engine sends goals to the serv
 from __future__ import annotations
 
 import ast
+import re
 import threading
 import time
 from dataclasses import replace
@@ -93,24 +94,30 @@ def test_release_pays_out_every_taut_tendon_even_over_the_force_limit(rig):
 
 def test_a_daq_stall_during_a_procedure_trips_within_the_streams_age_limit(rig):
     limit_s = rig.config.interlocks.max_stream_age_s["daq"]
-    sub = _runner_records(rig)
-    stalled_at = []
+    for attempt in range(2):
+        sub = _runner_records(rig)
+        stalled_at: list[float] = []
 
-    def stall_soon():
-        time.sleep(1.0)
-        stalled_at.append(time.monotonic())
-        rig._twin.daq.stall()
+        def stall_soon(stalled_at=stalled_at):
+            time.sleep(1.0)
+            stalled_at.append(time.monotonic())
+            rig._twin.daq.stall()
 
-    staller = threading.Thread(target=stall_soon)
-    staller.start()
-    try:
-        with pytest.raises(CalibrationError, match="stream daq is stale|USB-6210"):
-            rig_runs.run_servo_zero(rig, ("FDP", "FDS"), say=lambda line: None)
-        runner, _ = _split(sub.drain())
-    finally:
-        staller.join()
-        rig._twin.daq.unstall()
-        sub.close()
+        staller = threading.Thread(target=stall_soon)
+        staller.start()
+        try:
+            with pytest.raises(CalibrationError) as stopped:
+                rig_runs.run_servo_zero(rig, ("FDP", "FDS"), say=lambda line: None)
+            runner, _ = _split(sub.drain())
+        finally:
+            staller.join()
+            rig._twin.daq.unstall()
+            sub.close()
+        # Another stream late first (a loaded machine held the rig's process up: the actuators 1.9 s once):
+        # the trip that stopped it is not the one under test; once more.
+        if attempt or not re.search(r"stream (?!daq)\w+ is stale", str(stopped.value)):
+            break
+    assert re.search("stream daq is stale|USB-6210", str(stopped.value)), stopped.value
     t = np.concatenate([r.host_time_s for r in runner])
     phase = np.concatenate([r.data["phase"] for r in runner])
     tripped_at = t[np.flatnonzero(phase == FAULT)[0]]

@@ -99,6 +99,7 @@ from uartlab.app.run import realtime
 def hold_the_gil():   # one C call that never lets go of the GIL (backtracking: ~2 s here): the loop cannot run
     re.match(r"(a+)+$", "a" * 26 + "b")
 
+realtime.report_stalls()   # as the rig core does
 stall = realtime.StallReport(after_s=0.4)
 holder = threading.Thread(target=hold_the_gil)
 started = time.monotonic()
@@ -129,4 +130,13 @@ def test_a_loop_that_keeps_ticking_writes_nothing():
 
     ticking = "\n".join(line for line in STALLED_LOOP.splitlines() if "holder" not in line)
     proc = subprocess.run([sys.executable, "-c", ticking], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "loop done" in proc.stdout and proc.stderr == "", proc.stderr
+
+
+def test_stalls_are_reported_only_where_asked_for():
+    """Off by default: an engine in a command's own process (a replay) writes nothing on the user's terminal."""
+    import subprocess
+
+    silent = STALLED_LOOP.replace("realtime.report_stalls()", "pass")
+    proc = subprocess.run([sys.executable, "-c", silent], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "loop done" in proc.stdout and proc.stderr == "", proc.stderr
