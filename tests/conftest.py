@@ -184,6 +184,20 @@ def random_pose(params: FingerParams, rng: np.random.Generator, margin_rad: floa
 DEVICE_TIMING = r"watchdog|stale|no reply|no \w+ data|time(d)? ?out"
 
 
+def nice_allowed(nice: int) -> bool:
+    """Whether a process of this user may run at ``nice`` (below 0: root, CAP_SYS_NICE or a nice limit)."""
+    probe = subprocess.run([sys.executable, "-c", f"import os; os.setpriority(os.PRIO_PROCESS, 0, {nice})"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+def thread_nices(pid: int, policy: int | None = None) -> list[int]:
+    """The nice value of each thread of process ``pid`` (Linux: per thread), of those at ``policy`` if given."""
+    tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    return [os.getpriority(os.PRIO_PROCESS, tid) for tid in tids
+            if policy is None or os.sched_getscheduler(tid) == policy]
+
+
 def wait_for(condition, timeout_s: float = 2.0, poll_s: float = 0.005) -> bool:
     """Poll ``condition`` until true or ``timeout_s``: for what a twin's or rig's thread does on its own clock
     (a loaded machine may run it late)."""
