@@ -36,6 +36,22 @@ else:
 
 from uartlab.sim import Finger, FingerParams  # noqa: E402
 
+# Where the window tests' screenshots go: pictures of real runs, looked at by people (docs/screenshots).
+SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parent / "screenshots"))
+
+
+def shoot(widget, name: str) -> Path:
+    """A screenshot of ``widget`` as the operator sees it: after the event loop has laid out what changed
+    (a label given a longer sentence takes its new height on the next pass, not at once)."""
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.processEvents()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    assert widget.grab().save(str(path))
+    return path
+
+
 # Fixtures that bring up a twin rig of their own: a test using one runs with the rig tests.
 RIG_FIXTURES = frozenset({"twin_session_file"})
 

@@ -542,7 +542,8 @@ class Operations:
         if self.core is not None:
             asked_s, self.status = self.core.status_at()
             why = self.core.status_error
-            if why is not None and math.isfinite(self.core.answered_s):
+            # A core this window started is known gone at once, before a status request has timed out.
+            if (why is not None or self.core_gone is not None) and math.isfinite(self.core.answered_s):
                 silent_s = max(0.0, time.monotonic() - self.core.answered_s)
             if self.core_gone is not None:
                 w.rig_panel.status.setText(f"{self.core_gone}: Disconnect and Connect to start a new one")
@@ -562,7 +563,10 @@ class Operations:
         if status:
             aged = {name: SimpleNamespace(**{**h, "last_sample_age_s": h["last_sample_age_s"] + silent_s})
                     for name, h in status.get("devices", {}).items()}   # as old as the status is by now
-            w.rig_panel.show_health(aged, self.backends)
+            unconfirmed = (f"{self.core_gone}: this is its last status" if self.core_gone is not None else
+                           f"the rig core has not answered for {silent_s:.0f} s: this is its last status"
+                           if silent_s > 0 else "")
+            w.rig_panel.show_health(aged, self.backends, unconfirmed)
         self.show_safety()
         rec = self.recording
         w.show_recording(rec, _size_of(rec["path"]) if rec is not None else None)

@@ -26,6 +26,7 @@ from uartlab.app.gui.file_chooser import choose
 COLUMNS = ("device", "backend", "state", "rate [Hz]", "samples", "errors", "last sample [s]", "last error")
 STATE_COLOURS = {"streaming": "#2e7d32", "starting": "#f9a825", "silent": "#e65100", "failed": "#c62828",
                  "stopped": "#757575"}
+UNCONFIRMED_COLOUR = "#757575"   # a state the core can no longer confirm (silent or gone)
 
 
 class RigPanel(QWidget):
@@ -88,11 +89,15 @@ class RigPanel(QWidget):
         if state == "disconnected":
             self.table.setRowCount(0)
 
-    def show_health(self, health: dict, backends: dict[str, str]) -> None:
+    def show_health(self, health: dict, backends: dict[str, str], unconfirmed: str = "") -> None:
+        """Each device's row. ``unconfirmed``: why these states are only the core's last word (it is silent
+        or gone): each state then reads "was ..." in grey, with the reason in its tooltip, never a green
+        "streaming" for devices nobody is reading."""
         self.table.setRowCount(len(health))
         for row, (name, h) in enumerate(health.items()):
             age = "–" if not math.isfinite(h.last_sample_age_s) else f"{h.last_sample_age_s:.2f}"
-            values = (f"{name}: {h.device}", backends.get(name, "?"), h.state, f"{h.rate_hz:.0f}", str(h.samples),
+            state = f"was {h.state}" if unconfirmed else h.state
+            values = (f"{name}: {h.device}", backends.get(name, "?"), state, f"{h.rate_hz:.0f}", str(h.samples),
                       str(h.errors), age, h.last_error)
             for col, v in enumerate(values):
                 item = self.table.item(row, col)
@@ -101,7 +106,9 @@ class RigPanel(QWidget):
                     self.table.setItem(row, col, item)
                 item.setText(v)
                 if col == 2:
-                    item.setForeground(pg_colour(STATE_COLOURS.get(h.state, "#000000")))
+                    colour = UNCONFIRMED_COLOUR if unconfirmed else STATE_COLOURS.get(h.state, "#000000")
+                    item.setForeground(pg_colour(colour))
+                    item.setToolTip(unconfirmed)
 
 
 def pg_colour(hex_colour: str):

@@ -6,10 +6,8 @@ main view go to tests/screenshots/ (or $UARTLAB_SCREENSHOTS).
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ pytestmark = [pytest.mark.realtime]
 
 pytest.importorskip("pytestqt")
 
+from conftest import shoot  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 from uartlab.app.gui import bench  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
@@ -26,21 +25,10 @@ from uartlab.app.record.writer import SessionRecorder  # noqa: E402
 from uartlab.hub import Hub  # noqa: E402
 from uartlab.streams import Event  # noqa: E402
 
-SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
-
 
 @pytest.fixture
 def settings(tmp_path):
     return QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
-
-
-def shoot(widget, name: str) -> Path:
-    """A screenshot of a real run (the twin rig, the real live model), for docs/screenshots: never of data
-    a test made up."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
-    assert widget.grab().save(str(path))
-    return path
 
 
 def curve_data(window, plot: str, kind: str = "measured", i: int = 0):

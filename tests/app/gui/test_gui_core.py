@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.realtime, pytest.mark.slow]
 pytest.importorskip("pytestqt")
 pytest.importorskip("zmq")
 
+from conftest import shoot  # noqa: E402
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from uartlab.app.gui.app import qt_app  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
@@ -35,17 +36,9 @@ from uartlab.protocols.runner import RUN_OVER, Phase  # noqa: E402
 from uartlab.schema import EVENTS, MODEL, MODEL_SOURCE, EventKind  # noqa: E402
 
 LAPTOP_WIDTH_PX = 1366   # the narrowest screen the operator window is made for
-SHOTS = Path(os.environ.get("UARTLAB_SCREENSHOTS", Path(__file__).parents[2] / "screenshots"))
 MOVING = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)
 ESTOP_SLACK = 2.0   # a shared CI machine under `with-load 2` and more: twice the 50 ms worst-tick goal
 TWIN_SPEED = 3.0    # the twin's model seconds per wall second: every phase of a trial, in a third of the time
-
-
-def shoot(widget, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
-    assert widget.grab().save(str(path))
-    return path
 
 
 @pytest.fixture
@@ -409,6 +402,9 @@ def test_the_rig_core_the_window_started_killed_is_said_and_a_new_one_connects(q
     assert "Disconnect and Connect" in window.interlock_label.text()
     assert window.interlock_label.toolTip() == f"the rig core this window started (pid {core}) was killed by SIGKILL"
     assert window.devices_label.text().startswith("core gone, last known: ")
+    states = [window.rig_panel.table.item(row, 2) for row in range(window.rig_panel.table.rowCount())]
+    assert states and all(s.text() == "was streaming" for s in states)   # nobody reads the devices now
+    assert all(s.toolTip().endswith("was killed by SIGKILL: this is its last status") for s in states)
     assert any(n.text.startswith("the rig core was killed by SIGKILL: the servos' Bus Watchdog stops them")
                for n in window.notifications.notices)
     assert window.minimumSizeHint().width() <= LAPTOP_WIDTH_PX   # every sentence wraps in a laptop's width
@@ -768,6 +764,9 @@ def test_a_core_that_answers_late_keeps_its_last_status_on_screen(qtbot, make_wi
         ages_s = [float(window.rig_panel.table.item(row, 6).text()) for row in range(3)]
         assert min(ages_s) >= STATUS_TIMEOUT_S                # their samples' ages count the silence
         assert window.devices_label.text().startswith("core silent ")
+        states = [window.rig_panel.table.item(row, 2) for row in range(3)]
+        assert all(s.text() == "was streaming" for s in states)             # not confirmed by the core
+        assert all(s.toolTip().startswith("the rig core has not answered for ") for s in states)
         window.docks["Rig"].raise_()
         shoot(window, "core_not_answering")
     finally:
