@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import math
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -34,12 +33,12 @@ from typing import Any
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
 from uartlab.app.serve.endpoints import is_local
 from uartlab.app.serve.runs import run_busy
+from uartlab.app.serve.spawn import start_core, wait_until_answers
 from uartlab.hub import Hub, Subscription
 from uartlab.processes import end_process, how_it_ended, is_alive
 from uartlab.schema import EVENTS
 
 STATUS_PERIOD_S = 0.2      # the status poller's period: the panels show health and the run 5x a second
-START_TIMEOUT_S = 60.0     # a core we started must answer within this (the twin rig starts in 2-10 s)
 ATTACH_TIMEOUT_S = 10.0    # a core known to be there (its lock, its answer) but slow on a busy PC
 SHUTDOWN_TIMEOUT_S = 30.0  # a core asked to shut down closes the run and its file first
 STOP_TIMEOUT_S = 5.0       # SIGTERM to a core that did not shut down or never attached
@@ -88,10 +87,10 @@ class CoreLink:
         if not (core_holds(address) or core_answers(address)):   # a busy core may answer late: its lock tells
             if check is not None:
                 check()
-            process = start_core(address, rig_toml, log_path)
+            process = start_core(address, rig_toml, log_path=log_path)
         try:
             if process is not None:
-                wait_for_core(address, process)
+                wait_until_answers(process, address)
             client, viewer = _attach(address, streams)
             return cls(client, viewer, process)
         except BaseException:
@@ -224,53 +223,5 @@ def _attach(address: str, streams: Iterable[str] | None) -> tuple[Any, Subscript
     except BaseException:
         viewer.close()
         raise
-
-
-def start_core(address: str, rig_toml: str, log_path: Path | None = None) -> subprocess.Popen:
-    """``uartlab rig serve`` as a child process of this window, its output appended to ``log_path`` (or
-    discarded). ``process.log_from`` is where its output starts in that file."""
-    cmd = [sys.executable, "-m", "uartlab.app.cli", "rig", "serve", "--core", address]
-    if rig_toml:
-        cmd += ["--rig", rig_toml]
-    out = open(log_path, "ab") if log_path is not None else None  # noqa: SIM115 - the child's, closed below
-    try:
-        start = out.tell() if out is not None else 0
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out or subprocess.DEVNULL,
-                                   stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # Ctrl-C in the window's terminal is not the core's
-    finally:
-        if out is not None:
-            out.close()
-    process.log_path, process.log_from = log_path, start  # type: ignore[attr-defined]
-    return process
-
-
-def wait_for_core(address: str, process: subprocess.Popen, timeout_s: float = START_TIMEOUT_S) -> None:
-    """Until the core we started answers; if it exits first, its last words (bad input is one line)."""
-    from uartlab.app.serve.client import core_answers
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(_last_words(process) or f"the rig core exited with status {process.returncode} "
-                                                       "before it answered")
-        if core_answers(address):
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"the rig core at {address} did not answer within {timeout_s:.0f} s")
-
-
-def _last_words(process: subprocess.Popen) -> str:
-    """The last line the core wrote before it exited (its one-line error), from its log."""
-    path = getattr(process, "log_path", None)
-    if path is None:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            f.seek(getattr(process, "log_from", 0))
-            lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
 
 

@@ -389,9 +389,9 @@ class MainWindow(QMainWindow):
     def core_log_path(self) -> Path:
         """Where a rig core this window starts writes its output (the window has no terminal to show it):
         beside the window's settings (the operator's config folder; a test's or a benchmark's own)."""
-        folder = Path(self.settings.fileName()).parent
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / "rig-core.log"
+        from uartlab.app.serve.spawn import core_log_path
+
+        return core_log_path(Path(self.settings.fileName()).parent)
 
     # ------------------------------------------------------------ messages
     def log_line(self, text: str) -> None:

@@ -1,7 +1,6 @@
 """Where the window keeps what it remembers (the last rig config, folders, the suite, the layout).
 
-The operator's settings live in ``$UARTLAB_CONFIG_DIR`` when it is set, else in the user's configuration
-folder (``platformdirs.user_config_dir("uartlab")``: ``~/.config/uartlab`` on Linux), as an INI file with
+The operator's settings live in the operator's uartlab folder (app/user_config.py), as an INI file with
 the name Qt's default ``QSettings("uartlab", "uartlab-gui")`` used there, so nothing remembered is lost.
 Tests set ``UARTLAB_CONFIG_DIR`` for their whole session (tests/conftest.py); benchmarks use
 ``scratch_settings()``, a folder of their own that is removed afterwards.
@@ -12,26 +11,15 @@ temporary file and renaming it over the target, so as root it would replace /dev
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
+from uartlab.app.user_config import config_dir
 
-CONFIG_DIR_ENV = "UARTLAB_CONFIG_DIR"
 FILE_NAME = "uartlab-gui.conf"
-
-
-def config_dir() -> Path:
-    """The folder of the operator's settings (``$UARTLAB_CONFIG_DIR``, else the user's config folder)."""
-    given = os.environ.get(CONFIG_DIR_ENV)
-    if given:
-        return Path(given)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("uartlab", appauthor=False))
 
 
 def operator_settings() -> QSettings:

@@ -338,8 +338,10 @@ class _Spare:
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
         command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", "--log", name,
                    *(["--warm"] if warm else [])]
-        self.process = subprocess.Popen(command,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, close_fds=True)
+        # In a session of its own, as a device is: a Ctrl-C at the terminal (sent to the whole foreground
+        # process group) reaches the program, which stops its rig in order, and the twin last.
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                        close_fds=True, start_new_session=True)
 
     @classmethod
     def take(cls) -> _Spare:

@@ -47,8 +47,12 @@ def test_a_suite_runs_on_the_twin_recorded_with_a_summary(tmp_path, capsys, monk
     rig = twin_rig_with_a_store(tmp_path)
     argv = ["run", str(suite), "--rig", str(rig), "--out", str(tmp_path), "--speed", "2", "--operator", "ci"]
     monkeypatch.setattr(sys, "argv", ["uartlab", *argv])   # as typed: the file keeps it, not the core's
+    monkeypatch.setenv("UARTLAB_CONFIG_DIR", str(tmp_path / "operator"))
     assert main(argv) == 0
     out = capsys.readouterr().out
+    core_log = (tmp_path / "operator" / "rig-core.log").read_text()   # the core started for the run said ...
+    assert f"--for-pid {os.getpid()}" in core_log and "uartlab rig core serving at" in core_log
+    assert core_log.rstrip().endswith("uartlab rig core stopped.")     # ... all it had to say, to its end
     assert "suite 'short'" in out and ": DONE" in out and "1 of 1 trials run" in out
     row = next(line for line in out.splitlines() if line.startswith("ED "))
     assert "settled" in row

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QCoreApplication  # noqa: E402
+from uartlab.app import user_config  # noqa: E402
 from uartlab.app.gui import settings as gui_settings  # noqa: E402
 from uartlab.app.gui.app import close_for_good  # noqa: E402
 from uartlab.app.gui.main_window import MainWindow  # noqa: E402
@@ -24,7 +25,7 @@ def _dev_null_is_a_device() -> bool:
 
 
 def test_the_test_session_never_uses_the_operators_settings(qtbot):
-    folder = os.environ[gui_settings.CONFIG_DIR_ENV]  # set for the whole session by conftest.py
+    folder = os.environ[user_config.CONFIG_DIR_ENV]  # set for the whole session by conftest.py
     assert "uartlab-test-config-" in folder
     window = MainWindow()
     qtbot.addWidget(window)
@@ -35,16 +36,16 @@ def test_qts_own_user_settings_are_in_the_test_sessions_folder_too():
     from PySide6.QtCore import QSettings
 
     qt_project = QSettings(QSettings.Scope.UserScope, "QtProject")  # where a QFileDialog saves its state
-    assert Path(qt_project.fileName()).parent == Path(os.environ[gui_settings.CONFIG_DIR_ENV])
+    assert Path(qt_project.fileName()).parent == Path(os.environ[user_config.CONFIG_DIR_ENV])
 
 
 def test_the_operators_settings_are_in_the_user_config_folder(monkeypatch):
     import platformdirs
 
-    monkeypatch.delenv(gui_settings.CONFIG_DIR_ENV)
-    assert gui_settings.config_dir() == Path(platformdirs.user_config_dir("uartlab", appauthor=False))
-    monkeypatch.setenv(gui_settings.CONFIG_DIR_ENV, "/somewhere/else")
-    assert gui_settings.config_dir() == Path("/somewhere/else")
+    monkeypatch.delenv(user_config.CONFIG_DIR_ENV)
+    assert user_config.config_dir() == Path(platformdirs.user_config_dir("uartlab", appauthor=False))
+    monkeypatch.setenv(user_config.CONFIG_DIR_ENV, "/somewhere/else")
+    assert user_config.config_dir() == Path("/somewhere/else")
 
 
 def test_scratch_settings_are_saved_in_their_own_folder_and_removed(qtbot):

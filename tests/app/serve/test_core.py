@@ -306,3 +306,16 @@ def test_estop_without_a_core_says_so_in_one_line_and_exits_3(tmp_path):
     proc = subprocess.run([*CLI, "estop", "--core", f"ipc://{tmp_path}/none", "why"], capture_output=True, text=True,
                           timeout=30)
     assert proc.returncode == 3 and proc.stderr.count("\n") == 1 and "no core serves" in proc.stderr
+
+
+def test_ctrl_c_at_the_cores_terminal_stops_it_in_order(tmp_path):
+    """Ctrl-C where `uartlab rig serve` runs reaches its whole process group, as a terminal sends it. The
+    core stops its rig in order; its twin process stands in for devices, which no Ctrl-C reaches: the core
+    stops it last, so no stream fails on the way down."""
+    log = tmp_path / "serve.log"
+    proc = start_core(f"ipc://{tmp_path}/core", log=log)   # the leader of its process group, as in a terminal
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(60) == 0
+    said = log.read_text()
+    assert said.rstrip().endswith("uartlab rig core stopped."), said
+    assert "failed" not in said, said
