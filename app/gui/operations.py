@@ -111,6 +111,7 @@ class Operations:
                                fault_reason=run.get("fault_reason") or error,
                                operator_needed=run.get("operator_needed"), state=run.get("state"),
                                repeats=run.get("repeats", {}), id=run.get("id"),
+                               submitted_s=run.get("submitted_s", 0.0),
                                results=[TrialResult(**r) for r in run.get("results", [])])
 
     @property
@@ -512,7 +513,7 @@ class Operations:
     def on_event(self, e: Event) -> None:
         self.w.plots.add_event(e)   # the tare, trial starts and trips marked on the time axis, live and replayed
         if e.kind == EventKind.STEADY:
-            self.w.results_panel.results.add_steady(e.message)
+            self.w.results_panel.results.add_steady(e.message, e.host_time_s)
         if e.replayed:  # the file's events, as the replay passes them: shown, never acted on
             line = _log_line_for(e)
             if e.host_time_s >= self._replay_logged_s and line is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,7 @@ class RunSlot:
         self.error: BaseException | None = None
         self.report: dict | None = None
         self.start_m = None            # where the last run's tendons started ("return to start")
+        self.submitted_s = 0.0         # when (host monotonic s, the events' clock) the run was submitted
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
 
@@ -141,6 +143,7 @@ class RunSlot:
         with self._lock:
             self.count += 1
             self.run, self.state, self.error, self.report, self.start_m = run, "starting", None, None, None
+            self.submitted_s = time.monotonic()
             self._worker = threading.Thread(target=self._work, args=(run, who), name=f"core-run-{self.count}",
                                             daemon=True)
             self._worker.start()
@@ -230,7 +233,7 @@ class RunSlot:
         out: dict[str, Any] = {"id": self.count, "state": self.state}
         if run is None:
             return out
-        out.update(suite=run.suite.name, session_file=session_file(run),
+        out.update(suite=run.suite.name, session_file=session_file(run), submitted_s=self.submitted_s,
                    warnings=list(run.warnings), estop_reason=run.estop_reason)
         status = run.status()
         if status is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from uartlab.schema import outcome_of
 from uartlab.streams import Record
 
 SENSOR_AXES = ("x", "y", "z")
+FED_KEPT = 4_000    # the last ~40 s of model records (100 a second) and steady events: the core's 30 s history
 # (header, unit): the steady state, then the residuals. The Nano17's force is in its own frame, as the steady
 # state records it; the model's residual force is in the world frame, as the model stream records it.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -74,13 +76,29 @@ def _number(v: float) -> str:
 
 class TrialResults:
     """The rows, keyed by (trial, repeat) in the order trials ran; ``plan`` is the run's trial index ->
-    (trial, repeat), which the model stream's trial index needs."""
+    (trial, repeat), which the model stream's trial index needs.
+
+    What it was fed last is kept (``FED_KEPT`` items): a window attached mid-run gets the core's history - the
+    trials it missed - before its first status says which run that is, and ``start_run`` sorts this run's
+    part of it from an earlier run's."""
 
     def __init__(self):
         self.rows: dict[tuple[str, int], TrialRow] = {}
         self.plan: list[tuple[str, int]] = []
         self.residuals = TrialResiduals()
         self.version = 0     # bumped on every change (the panel redraws when it moved)
+        self._fed: deque[tuple[float, str | Record]] = deque(maxlen=FED_KEPT)   # (host time s, what)
+
+    def start_run(self, repeats: dict[str, int], submitted_s: float) -> None:
+        """A run this table has not shown: its rows from what was fed since it was submitted (host s)."""
+        fed = [(t, item) for t, item in self._fed if t >= submitted_s]
+        self.clear()
+        self.set_plan(repeats)
+        for t, item in fed:
+            if isinstance(item, Record):
+                self.add_model(item)
+            else:
+                self.add_steady(item, t)
 
     def set_plan(self, repeats: dict[str, int]) -> None:
         """This run's trials and their repeats, in the order it runs them."""
@@ -103,8 +121,9 @@ class TrialResults:
                 row.outcome, row.settle_time_s = str(r.outcome), r.settle_time_s
                 self.version += 1
 
-    def add_steady(self, message: str) -> None:
-        """A runner ``steady`` event's JSON (``SteadyState.to_dict``)."""
+    def add_steady(self, message: str, host_time_s: float) -> None:
+        """A runner ``steady`` event's JSON (``SteadyState.to_dict``), and when it was said."""
+        self._fed.append((host_time_s, message))
         d = json.loads(message)
         row = self.row(d["trial"], d["repeat"])
         row.outcome = row.outcome or d["outcome"]
@@ -116,6 +135,8 @@ class TrialResults:
 
     def add_model(self, record: Record) -> None:
         """A ``model`` stream record: the RMS residuals of the trial it belongs to."""
+        if len(record):
+            self._fed.append((float(record.host_time_s[0]), record))
         self.residuals.add_record(record)
         for _, s in self.residuals.summaries():
             if not 0 <= s.trial_index < len(self.plan) or s.samples == 0:
@@ -129,6 +150,7 @@ class TrialResults:
 
     def clear(self) -> None:
         self.rows.clear()
+        self._fed.clear()
         self.plan = []
         self.residuals = TrialResiduals()
         self.version += 1
@@ -167,12 +189,13 @@ class ResultsPanel(QWidget):
         lay.addWidget(self.table, 1)
 
     def show_run(self, run) -> None:
-        """The core's run status (None: no run): a new run clears the table; outcomes and the plan."""
+        """The core's run status (None: no run): outcomes and the plan; a run not shown before starts the
+        table afresh from what of it was fed already."""
         if run is None:
             return
         if run.id != self.run_id:
             self.run_id = run.id
-            self.results.clear()
+            self.results.start_run(dict(run.repeats or {}), run.submitted_s)
         self.results.set_plan(dict(run.repeats or {}))
         self.results.add_outcomes(run.results)
         self.refresh()

@@ -338,6 +338,11 @@ def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot,
     window.on_status()
     assert window.protocol_panel.phase_label.text() in [p.value for p in MOVING]
     assert "free/FDP" in window.protocol_panel.trial_label.text()
+    rows = window.results_panel.results.rows
+    qtbot.waitUntil(lambda: ("free/FDP", 2) in rows, timeout=30000)
+    first = rows[("free/FDP", 1)]           # settled around the attach: its steady state and residuals shown
+    assert first.outcome == "settled" and np.isfinite(first.steady[:4]).all(), first
+    assert np.isfinite(first.residuals[:4]).all(), first
     shoot(window, "attached_mid_run")
     window.close()                                       # a core that was running before stays
     assert core_process.poll() is None
