@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
         failed_devices = failed_devices or {}
         self.interlock_label.setToolTip(core_gone or "\n".join(f"{d}: {e}" for d, e in failed_devices.items())
                                         or (reason or ""))
-        said = for_operator(reason or "", self.ops.on_twin) if reason and not estop else None
+        said = self.ops.for_operator(reason or "") if reason and not estop else None
         if said is not None:   # the reason as the operator reads it; the core's words stay in the tooltip
             reason = f"{said.text} — {said.next_step}"
         self.protocol_panel.set_interlocks(reason, estop)
@@ -275,7 +275,7 @@ class MainWindow(QMainWindow):
             text = f"RIG CORE GONE — {gone.next_step if gone is not None else core_gone}"
             style = "color: white; background: #c62828; font-weight: bold"
         elif failed_devices:
-            said = next((s for e in failed_devices.values() if (s := for_operator(e, self.ops.on_twin))), None)
+            said = next((s for e in failed_devices.values() if (s := self.ops.for_operator(e))), None)
             text = (f"DEVICE FAILED: {', '.join(failed_devices)} — "
                     f"{said.next_step if said is not None else next_step_for('device')}")
             style = "color: white; background: #c62828; font-weight: bold"
@@ -404,7 +404,7 @@ class MainWindow(QMainWindow):
         text = f"{what}: {why}"
         self.errors = [*self.errors[-99:], text]
         self.log_line(f"ERROR {text}")
-        said = for_operator(why, self.ops.on_twin)
+        said = self.ops.for_operator(why)
         if said is None:
             self.notifications.notify("error", what, why, next_step_for(what))
         else:

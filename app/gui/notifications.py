@@ -9,6 +9,7 @@ colour for how bad it is, a button to dismiss it. The newest few stay visible; t
 from __future__ import annotations
 
 import html
+import os
 import time
 from dataclasses import dataclass
 
@@ -43,6 +44,14 @@ def next_step_for(what: str) -> str:
     return next((step for subject, step in NEXT_STEPS if what.startswith(subject)), "details are in the Log tab")
 
 
+def joined_subject(first: str, then: str) -> str:
+    """"fault in actuators" and "fault in daq" -> "fault in actuators, daq" (the words they share said once)."""
+    cut = os.path.commonprefix([first, then]).rfind(" ") + 1
+    if then[cut:] in first[cut:].split(", "):
+        return first
+    return f"{first}, {then[cut:]}"
+
+
 @dataclass(frozen=True)
 class Notice:
     level: str          # "error", "warning", "info"
@@ -65,8 +74,18 @@ class NotificationArea(QWidget):
         self.setVisible(False)
 
     def notify(self, level: str, what: str, text: str, next_step: str = "") -> Notice:
-        notice = Notice(level, what, text, next_step, time.time())
-        self.notices.append(notice)
+        """A new notice; one that says what a notice shown already says (two streams of a twin rig whose
+        process died) joins it instead, naming both subjects: the operator reads each problem once."""
+        shown = range(max(0, len(self.notices) - VISIBLE), len(self.notices))
+        same = next((i for i in shown if (self.notices[i].level, self.notices[i].text, self.notices[i].next_step)
+                     == (level, text, next_step)), None)
+        if same is not None:
+            first = self.notices[same]
+            notice = Notice(level, joined_subject(first.what, what), text, next_step, first.time_s)
+            self.notices[same] = notice
+        else:
+            notice = Notice(level, what, text, next_step, time.time())
+            self.notices.append(notice)
         self._rebuild()
         return notice
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from uartlab.app.gui.wording import drops_sentence, steady_sentence
+from uartlab.app.gui.wording import Said, drops_sentence, for_operator, steady_sentence
 from uartlab.app.record.integrity import DAMAGED_BYTES
 from uartlab.app.record.logs import event_level
 from uartlab.app.serve.estop_server import where_recorded
@@ -118,6 +118,10 @@ class Operations:
     def on_twin(self) -> bool:
         """The window is attached to a core whose every device is a twin (messages say so)."""
         return bool(self.backends) and all(b == "twin" for b in self.backends.values())
+
+    def for_operator(self, text: str) -> Said | None:
+        """A core's problem sentence in the operator's words, for this window's rig and core (app/gui/wording.py)."""
+        return for_operator(text, self.on_twin, own_core=self.core is None or self.core.started_here)
 
     @property
     def run_busy(self) -> bool:

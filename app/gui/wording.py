@@ -27,7 +27,6 @@ PARTS = {"actuators": "the servos", "daq": "the DAQ (USB-6210)", "mocap": "the m
 CHECK = {"actuators": "the servo bus cable (U2D2) and the servos' power supply",
          "daq": "the DAQ's USB cable", "mocap": "that Motive is running and streaming on the network",
          "joints": "that Motive sees every marker on the finger"}
-TWIN_NEXT = "the twin rig stopped answering: Disconnect and Connect to start it again"
 
 
 @dataclass(frozen=True)
@@ -36,52 +35,67 @@ class Said:
     next_step: str
 
 
-def _stale(m: re.Match, twin: bool) -> Said:
+@dataclass(frozen=True)
+class Seat:
+    """Where the operator sits: a twin rig or the hardware; a rig core this window started, or one started
+    outside it (whose twin rig only a restart of that `uartlab rig serve` brings back)."""
+
+    twin: bool = False
+    own_core: bool = True
+
+    @property
+    def new_twin_rig(self) -> str:
+        return ("Disconnect and Connect to start a new twin rig" if self.own_core else
+                "restart `uartlab rig serve` where it was started (it runs the twin rig), then Disconnect and Connect")
+
+
+def _stale(m: re.Match, seat: Seat) -> Said:
     stream = m["stream"]
     part = PARTS.get(stream, f"the {stream} stream")
     text = f"{part} sent nothing for {m['age']} s (limit {m['limit']} s)"
-    if twin:
+    if seat.twin:
         return Said(f"{text}, on the twin rig", "the twin rig fell behind (is the computer busy?): "
                                                 "Acknowledge / reset, then Start again")
     return Said(text, f"check {CHECK.get(stream, 'its cable')}, then Disconnect and Connect")
 
 
-def _no_data(m: re.Match, twin: bool) -> Said:
+def _no_data(m: re.Match, seat: Seat) -> Said:
     stream = m["stream"]
     part = PARTS.get(stream, f"the {stream} stream")
     age = "" if m["age"] == "inf" else f" for {m['age']} s"
-    text = f"{part} {'of the twin rig ' if twin else ''}sent nothing{age}"
-    return Said(text, TWIN_NEXT if twin else f"check {CHECK.get(stream, 'its cable')}, then Disconnect and Connect")
+    text = f"{part} {'of the twin rig ' if seat.twin else ''}sent nothing{age}"
+    return Said(text, f"the twin rig stopped answering: {seat.new_twin_rig}" if seat.twin else
+                f"check {CHECK.get(stream, 'its cable')}, then Disconnect and Connect")
 
 
-def _hardware_error(m: re.Match, twin: bool) -> Said:
+def _hardware_error(m: re.Match, seat: Seat) -> Said:
     names = ([name for bit, name in HW_ERROR_NAMES.items() if int(m["code"], 16) & bit] if m["code"] else
              [n.strip() for n in m["names"].split(",")]) or [f"error 0x{m['code']}"]
-    if twin:
+    if seat.twin:
         return Said(f"servo {m['servo']} of the twin rig shut itself down: {' and '.join(names)}",
-                    "a twin servo stays shut down until its twin rig restarts: Disconnect and Connect (a rig core "
-                    "started outside this window: restart `uartlab rig serve`)")
+                    f"a twin servo stays shut down until its twin rig restarts: {seat.new_twin_rig}")
     text = f"servo {m['servo']} shut itself down: {' and '.join(names)}"
     return Said(text, f"let servo {m['servo']} cool and check that its tendon runs free, then switch the servo "
                       "power off and on (a hardware error stays until the servo is power-cycled)")
 
 
-def _no_reply(m: re.Match, twin: bool) -> Said:
+def _no_reply(m: re.Match, seat: Seat) -> Said:
     servo = m["servo"]
-    if twin:
-        return Said(f"servo {servo} of the twin rig does not answer", TWIN_NEXT)
+    if seat.twin:
+        return Said(f"servo {servo} of the twin rig does not answer",
+                    f"the twin rig stopped answering: {seat.new_twin_rig}")
     return Said(f"servo {servo} does not answer", "check the servo bus cable (U2D2) and the servos' power supply, "
                                                   "then Disconnect and Connect")
 
 
-def _watchdog(m: re.Match, twin: bool) -> Said:
+def _watchdog(m: re.Match, seat: Seat) -> Said:
     if m["silent_ms"] is not None and float(m["silent_ms"]) < float(m["ms"]):
         # this computer kept talking: the servos (or, on a twin rig, the twin's own process) missed it
-        device = "the twin rig's servos" if twin else "the servos"
+        device = "the twin rig's servos" if seat.twin else "the servos"
         return Said(f"{device} stopped on their own: their watchdog let go after {m['ms']} ms, though this computer "
                     f"paused at most {m['silent_ms']} ms (they hold where they were)",
                     "the twin rig runs on this computer's CPU: keep other heavy work off it, then Acknowledge / "
-                    "reset and Start again" if twin else
+                    "reset and Start again" if seat.twin else
                     "check the servo bus cable (U2D2) and its USB port, then Acknowledge / reset and Start again")
     paused = f" (it paused {m['silent_ms']} ms)" if m["silent_ms"] is not None else ""
     return Said(f"the servos stopped on their own: this computer was silent for more than {m['ms']} ms{paused} and "
@@ -89,24 +103,23 @@ def _watchdog(m: re.Match, twin: bool) -> Said:
                 "Acknowledge / reset, then Start again; keep other heavy work off the rig computer")
 
 
-def _twin_ended(m: re.Match, twin: bool) -> Said:
+def _twin_ended(m: re.Match, seat: Seat) -> Said:
     return Said(f"the twin rig's process {m['how']}: its servos, DAQ and motion capture are gone",
-                "Disconnect and Connect to start a new twin rig (a rig core started outside this window: restart "
-                "`uartlab rig serve`)")
+                seat.new_twin_rig)
 
 
-def _core_ended(m: re.Match, twin: bool) -> Said:
+def _core_ended(m: re.Match, seat: Seat) -> Said:
     return Said(f"the rig core {m['how']}: the servos' Bus Watchdog stops them (torque on, holding); a run or "
                 "recording it had going keeps what was flushed", "Disconnect and Connect to start a new rig core")
 
 
-def _other_core_ended(m: re.Match, twin: bool) -> Said:
+def _other_core_ended(m: re.Match, seat: Seat) -> Said:
     return Said("the rig core has exited: the servos' Bus Watchdog stops them (torque on, holding); a run or "
                 "recording it had going keeps what was flushed", "start `uartlab rig serve` again, or Disconnect "
                                                                   "and Connect for a rig core of this window's own")
 
 
-RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
+RULES: tuple[tuple[re.Pattern, Callable[[re.Match, Seat], Said]], ...] = (
     (re.compile(rf"the rig core this window started \(pid \d+\) (?P<how>{HOW_IT_ENDED_PATTERN})"), _core_ended),
     (re.compile(r"the rig core \(pid \d+\) has exited"), _other_core_ended),
     # before the devices' own sentences: whatever a device then said, the twin it talked to had gone
@@ -124,12 +137,14 @@ RULES: tuple[tuple[re.Pattern, Callable[[re.Match, bool], Said]], ...] = (
 )
 
 
-def for_operator(text: str, twin: bool = False) -> Said | None:
-    """The operator's sentence for a core's problem sentence, or None when no rule knows it."""
+def for_operator(text: str, twin: bool = False, own_core: bool = True) -> Said | None:
+    """The operator's sentence for a core's problem sentence, or None when no rule knows it. ``own_core``:
+    the window started the rig core (False: one started outside it)."""
+    seat = Seat(twin, own_core)
     for pattern, say in RULES:
         m = pattern.search(text)
         if m is not None:
-            return say(m, twin)
+            return say(m, seat)
     return None
 
 

@@ -387,6 +387,9 @@ def test_a_twin_rig_whose_process_dies_is_said_so_and_disconnect_connect_brings_
     assert f"(the twin process (pid {twin_pid}) was killed by SIGKILL)" in window.interlock_label.toolTip()
     qtbot.waitUntil(lambda: any("the twin rig's process was killed by SIGKILL" in n.text
                                 for n in window.notifications.notices), timeout=5000)
+    qtbot.wait(500)                                    # both streams' faults in: said once, naming both
+    gone = [n for n in window.notifications.notices if "the twin rig's process" in n.text]
+    assert len(gone) == 1 and gone[0].what.startswith("fault in "), gone
     shoot(window, "twin_process_killed")
     window.rig_panel.disconnect_button.click()
     qtbot.waitUntil(window.rig_panel.connect_button.isEnabled, timeout=30000)   # the old core has gone

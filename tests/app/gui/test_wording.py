@@ -67,7 +67,9 @@ def test_a_device_failure_behind_which_the_twin_process_died_says_the_twin_went_
     error = f"SerialException: read failed: [Errno 104] Connection reset by peer ({ended})"
     said = for_operator(error, twin=True)
     assert said.text == "the twin rig's process was killed by SIGKILL: its servos, DAQ and motion capture are gone"
-    assert "Disconnect and Connect" in said.next_step and "cable" not in said.next_step
+    assert said.next_step == "Disconnect and Connect to start a new twin rig"      # the window's own core
+    elsewhere = for_operator(error, twin=True, own_core=False)   # a core's twin lives and dies with the core
+    assert elsewhere.next_step.startswith("restart `uartlab rig serve`") and "cable" not in elsewhere.next_step
 
 
 def test_a_rig_core_gone_is_said_with_the_next_step_for_whoever_started_it():
