@@ -214,17 +214,20 @@ class Engine:
             self.runner.reset(self._protocol_now())
             self._finished.clear()
 
-    def estop(self, why: str = "E-stop") -> None:
+    def estop(self, why: str = "E-stop") -> float:
         """Torque off at once, from the calling thread, then latch FAULT (the loop sends nothing more). Before
         the servos are armed (during the pre-flight) it also refuses the arming. Torque goes off before the
         engine's lock is taken: a tick holds it through a trial's set-up (the twin placing its finger: a call
-        to another process, seconds on a busy machine), and the tick sends nothing once torque is off."""
+        to another process, seconds on a busy machine), and the tick sends nothing once torque is off.
+        Returns when (monotonic s) torque was off, which the latch may follow by that set-up."""
         self._torque_off()
+        off_s = time.monotonic()
         with self._lock:
             self.estop_reason = self.estop_reason or why
             self.runner.estop(self._protocol_now(), why)
             self.rig.hub.event(EventKind.ESTOP, "operator", why)
             self._ticked.notify_all()
+        return off_s
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """True once the run is DONE, ABORTED or FAULT."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -55,18 +56,21 @@ class ModelHost(Protocol):
 CLOSE_WAIT_S = 5.0   # est.: an aborted run returns to its safe action within a few ticks; this is generous
 
 
-def estop_rig(rig: Any, reason: str) -> None:
+def estop_rig(rig: Any, reason: str) -> float:
     """The E-stop: torque off on all six servos now and the reason recorded, from the calling thread.
-    The engine moving the servos, if any, latches FAULT (its loop sends nothing more)."""
+    The engine moving the servos, if any, latches FAULT (its loop sends nothing more). Returns when
+    (monotonic s) torque was first off."""
     engine = getattr(rig, "engine", None)
     if engine is not None:
         try:
-            engine.estop(reason)
+            off_s = engine.estop(reason)
         finally:
             rig.actuators.torque_off()  # and directly: the E-stop must not depend on the runner
-    elif getattr(rig, "actuators", None) is not None:
+        return off_s
+    if getattr(rig, "actuators", None) is not None:
         rig.actuators.torque_off()
         rig.hub.event(EventKind.ESTOP, "operator", reason)
+    return time.monotonic()
 
 
 class Run:
@@ -198,14 +202,14 @@ class Run:
             raise RuntimeError(f"{self.title}: the run is not assembled (assemble() or start() first)")
         return self.experiment
 
-    def estop(self, reason: str) -> None:
+    def estop(self, reason: str) -> float:
         """Torque off now and latch, from any thread, in any state (assembling, running, over, closed; a rig
-        the run started and has stopped is torqued off already, by its close)."""
+        the run started and has stopped is torqued off already, by its close). Returns when (monotonic s)
+        torque was off."""
         with self._lock:
             self.estop_reason = self.estop_reason or reason
             rig = None if self._closed and self.config is not None else self.rig
-        if rig is not None:
-            estop_rig(rig, reason)
+        return estop_rig(rig, reason) if rig is not None else time.monotonic()
 
     def abort(self, why: str = "operator abort") -> None:
         """The run goes to its safe action and ends ABORTED; asked before the servos are armed (while the

@@ -187,9 +187,10 @@ class RigCore:
         text = f"{reason} (E-stop from {who})"
         self.estop_reason = text
         rig = self._rig
-        if self.runs is None or not self.runs.estop(text):
-            estop_rig(rig, text)
-        acted_s = time.monotonic() - started
+        off_s = self.runs.estop(text) if self.runs is not None else None
+        if off_s is None:
+            off_s = estop_rig(rig, text)
+        acted_s = off_s - started   # until torque was off: a tick's trial set-up may delay only the latch
         event = next((e for e in reversed(rig.hub.recent_events()) if e.kind == EventKind.ESTOP and e.message == text),
                      None)
         run = self.runs.run if self.runs is not None else None

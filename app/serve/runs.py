@@ -204,13 +204,13 @@ class RunSlot:
         if self.run is not None and self.busy:
             self.run.abort(why)
 
-    def estop(self, why: str) -> bool:
-        """The run's E-stop (latched even while it starts); False when there is no run to stop."""
+    def estop(self, why: str) -> float | None:
+        """The run's E-stop (latched even while it starts): when (monotonic s) torque was off; None when there
+        is no run to stop."""
         run = self.run
         if run is None or not self.busy:
-            return False
-        run.estop(why)
-        return True
+            return None
+        return run.estop(why)
 
     def reset(self) -> None:
         """The operator acknowledges the last run: its report is forgotten."""

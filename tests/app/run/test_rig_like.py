@@ -142,13 +142,16 @@ def test_an_estop_while_a_trial_is_being_set_up_turns_torque_off_without_waiting
     try:
         exp.start()
         assert placing.wait(10.0) and rig.actuators.enabled
-        estop = threading.Thread(target=estop_rig, args=(rig, "operator E-stop"), daemon=True)
+        off_s: list[float] = []
+        estop = threading.Thread(target=lambda: off_s.append(estop_rig(rig, "operator E-stop")), daemon=True)
         estop.start()
         assert wait_for(lambda: not rig.actuators.enabled, 2.0)   # while the placement still holds the tick
         assert not placed.is_set()
         commands = rig.actuators.commands
+        released_s = time.monotonic()
         placed.set()
         estop.join(10.0)
+        assert off_s and off_s[0] < released_s      # what `uartlab estop` reports: torque off, not the latch after
         assert exp.wait(5.0) and exp.runner.phase is Phase.FAULT
         assert rig.actuators.commands == commands and not rig.actuators.enabled   # the held tick sent nothing
     finally:
