@@ -20,15 +20,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from uartlab.app.rig.config import MAX_TWIN_SPEED
 from uartlab.streams import Record, StreamSpec
 
 WINDOW_S = 10.0            # the scrolling window operators see
 BINS_PER_S = 60.0          # display resolution: ~17 ms bins, 600 per window: about one per pixel of a plot
 MARGIN = 1.25              # capacity beyond the window: a stream faster than its nominal rate still fills it
 # A stream faster than it declares (a twin rig at N x speed delivers N x its samples per host second) is
-# binned N x coarser and its ring grows to keep the whole window, up to this factor (the twin's top speed,
-# app/rig/config.py).
-MAX_GROWTH = 20
+# binned N x coarser and its ring grows to keep the whole window, up to the twin's top speed.
+MAX_GROWTH = int(MAX_TWIN_SPEED)
 DEFAULT_RATE_HZ = 250.0    # a stream that declares no rate (Motive before it says): the fastest mocap rate
 JUMP_BACK_S = 0.5          # time going back more than this (a replay seek, a new source) clears the buffers
 GAP_S = 0.25               # samples further apart than this (and 5 periods) are not joined by a line: the live
