@@ -51,6 +51,13 @@ class Record:
         return Record(stream, np.array([host_time_s], dtype=float),
                       {k: np.asarray(v)[None, ...] for k, v in values.items()})
 
+    def since(self, host_time_s: float) -> Record:
+        """The samples at or after ``host_time_s`` (this record itself when all are)."""
+        keep = self.host_time_s >= host_time_s
+        if keep.all():
+            return self
+        return Record(self.stream, self.host_time_s[keep], {k: np.asarray(v)[keep] for k, v in self.data.items()})
+
     @staticmethod
     def concatenate(records: list[Record]) -> Record:
         if not records:

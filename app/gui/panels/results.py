@@ -87,7 +87,7 @@ class TrialResults:
         self.plan: list[tuple[str, int]] = []
         self.residuals = TrialResiduals()
         self.version = 0     # bumped on every change (the panel redraws when it moved)
-        self._fed: deque[tuple[float, str | Record]] = deque(maxlen=FED_KEPT)   # (host time s, what)
+        self._fed: deque[tuple[float, str | Record]] = deque(maxlen=FED_KEPT)   # (newest host time s, what)
 
     def start_run(self, repeats: dict[str, int], submitted_s: float) -> None:
         """A run this table has not shown: its rows from what was fed since it was submitted (host s)."""
@@ -96,7 +96,7 @@ class TrialResults:
         self.set_plan(repeats)
         for t, item in fed:
             if isinstance(item, Record):
-                self.add_model(item)
+                self.add_model(item.since(submitted_s))   # the core's history: one record, maybe older too
             else:
                 self.add_steady(item, t)
 
@@ -136,7 +136,7 @@ class TrialResults:
     def add_model(self, record: Record) -> None:
         """A ``model`` stream record: the RMS residuals of the trial it belongs to."""
         if len(record):
-            self._fed.append((float(record.host_time_s[0]), record))
+            self._fed.append((float(record.host_time_s[-1]), record))
         self.residuals.add_record(record)
         for _, s in self.residuals.summaries():
             if not 0 <= s.trial_index < len(self.plan) or s.samples == 0:

@@ -11,6 +11,8 @@ pytest.importorskip("PySide6")
 
 from uartlab.app.gui.panels.results import TrialResults  # noqa: E402
 from uartlab.app.run.state import SteadyState  # noqa: E402
+from uartlab.schema import MODEL_FIELDS, PHASES, Phase  # noqa: E402
+from uartlab.streams import Record  # noqa: E402
 
 
 def said(trial: str, repeat: int) -> str:
@@ -31,3 +33,24 @@ def test_a_run_first_seen_mid_way_keeps_its_own_trials_and_not_an_earlier_runs()
     results.add_steady(said("free/ED", 2), host_time_s=30.0)
     results.start_run({"free/FDS": 1}, submitted_s=40.0)        # the next run: a table of its own
     assert results.rows == {}
+
+
+def model_ticks(times_s, trial_index: int, residual_rad: float) -> Record:
+    """Live-model ticks in the ACTUATE phase, every field the model stream declares, as one record (the way
+    the core's history sends a stream: its last seconds concatenated)."""
+    n = len(times_s)
+    data = {f.name: np.zeros((n, *f.shape), dtype=f.dtype) for f in MODEL_FIELDS}
+    data["phase"][:] = PHASES.index(Phase.ACTUATE)
+    data["trial_index"][:] = trial_index
+    data["residual_joint_angles_rad"][:] = residual_rad
+    return Record("model", np.asarray(times_s, dtype=float), data)
+
+
+def test_the_history_record_of_the_model_counts_only_this_runs_ticks():
+    results = TrialResults()
+    earlier, this = np.arange(10.0, 15.0, 0.01), np.arange(20.0, 25.0, 0.01)   # the run was submitted at 20 s
+    history = Record.concatenate([model_ticks(earlier, 0, np.radians(9.0)), model_ticks(this, 0, np.radians(1.0))])
+    results.add_model(history)
+    results.start_run({"free/ED": 1}, submitted_s=20.0)
+    row = results.rows[("free/ED", 1)]
+    assert row.residuals[:4] == pytest.approx([1.0] * 4)   # RMS deg of this run's ticks, not the 9 deg before
