@@ -18,9 +18,11 @@ with its safe action, closes the file and stops.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +37,8 @@ START_TIMEOUT_S = 90.0    # est.: the twin rig starts in 3-10 s; a loaded 2-core
 STOP_TIMEOUT_S = 30.0     # a run's abort, the file's close and the rig's stop
 LOG_NAME = "rig-core.log"
 LOG_KEEP_BYTES = 5_000_000   # past this at a start, the log moves to rig-core.log.1 (one older log kept)
+
+log = logging.getLogger(__name__)
 
 
 def core_log_path(folder: Path | None = None) -> Path:
@@ -52,11 +56,13 @@ def start_core(base: str, rig: str | Path | None = None, speed: float | None = N
     cmd += ["--speed", repr(speed)] if speed is not None else []
     cmd += ["--for-pid", str(for_pid)] if for_pid is not None else []
     log_path = log_path if log_path is not None else core_log_path()
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):
-        if log_path.stat().st_size > LOG_KEEP_BYTES:
-            log_path.replace(log_path.with_name(log_path.name + ".1"))
-    with open(log_path, "ab") as out:   # the child has its own copy of the descriptor
+    try:
+        out = _open_log(log_path)
+    except OSError as exc:   # an unwritable uartlab folder costs the log's place, not the run
+        fallback = Path(tempfile.gettempdir()) / f"uartlab-{os.getuid()}-{LOG_NAME}"
+        log.warning("cannot write the rig core's log %s (%s): it goes to %s", log_path, exc.strerror or exc, fallback)
+        log_path, out = fallback, _open_log(fallback)
+    with out:   # the child has its own copy of the descriptor
         start = out.tell()
         out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd[1:])}\n".encode())
         out.flush()
@@ -64,6 +70,14 @@ def start_core(base: str, rig: str | Path | None = None, speed: float | None = N
                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     process.log_path, process.log_from = log_path, start  # type: ignore[attr-defined]
     return process
+
+
+def _open_log(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_KEEP_BYTES:
+            path.replace(path.with_name(path.name + ".1"))
+    return open(path, "ab")  # noqa: SIM115 - closed by the caller once the child has it
 
 
 def wait_until_answers(process: subprocess.Popen, base: str, timeout_s: float = START_TIMEOUT_S) -> None:
