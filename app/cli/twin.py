@@ -8,7 +8,9 @@ interpreter with the device it talks to, as on the real rig:
 ``--json`` prints one line once everything listens: the bus pty, the DAQ's gRPC address, the NatNet ports
 and the twin's control endpoint (app/rig/twin_control.py: place the finger, the plant's truth, fault
 injections). With ``--parent-pid`` the twin outlives its parent by ``--orphan-grace-s`` only: long enough
-for the servos' Bus Watchdog to trip, as it would on hardware whose host died, and for a test to see it.
+for the servos' Bus Watchdog to trip, as it would on hardware whose host died, and for a test to see it;
+and it ignores Ctrl-C (SIGINT), which a terminal sends its parent too: the parent stops it, after its own
+streams.
 """
 
 from __future__ import annotations
@@ -127,7 +129,9 @@ def run_up(args: argparse.Namespace) -> int:
     # the core's threads at -10, and the bus twin's real-time thread waited for it.
     realtime.prepare_process(who="the twin rig")
     stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # A twin started for a rig (--parent-pid) stands in for devices, which a Ctrl-C at the terminal does not
+    # reach: the rig's program stops it, after its own streams. One run on its own stops on Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_IGN if args.parent_pid is not None else lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         rig = TwinRig(config).start()
@@ -161,6 +165,7 @@ def run_spare(args: argparse.Namespace) -> int:
     arguments - and run as `uartlab twin up` with them. End of input before that line: exit 0, nothing started."""
     from uartlab.app.cli.extras import require
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # a spare is the rig's to stop, as `twin up` is below
     require("rig")
     from uartlab.app.cli.main import main
     from uartlab.drivers.twins.plant import Plant

@@ -338,10 +338,11 @@ class _Spare:
         self.log_path, self.log = Path(name), os.fdopen(fd, "w+b")
         command = [sys.executable, "-m", "uartlab.app.cli", "twin", "spare", "--log", name,
                    *(["--warm"] if warm else [])]
-        # In a session of its own, as a device is: a Ctrl-C at the terminal (sent to the whole foreground
-        # process group) reaches the program, which stops its rig in order, and the twin last.
+        # In the starter's session (not one of its own, which is a scheduling autogroup of its own, where its
+        # nice -10 weighs nothing against the machine's other work); it ignores a Ctrl-C at the terminal, as
+        # a device would: the program stops its rig in order, and the twin last (app/cli/twin.py).
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        close_fds=True, start_new_session=True)
+                                        close_fds=True)
 
     @classmethod
     def take(cls) -> _Spare:

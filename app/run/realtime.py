@@ -24,9 +24,10 @@ at normal priority and says so once in the log.
   on desktop kernels: ``/proc/sys/kernel/sched_autogroup_enabled``), it shares the CPU between sessions first
   and a nice value orders threads only within their session. A core the window starts, and the live model,
   each lead a session of their own (so a terminal's Ctrl-C is not theirs), so their nice counts only
-  against their own threads. Raising the core's session too (``/proc/self/autogroup`` at -10) was measured
-  and left out: on the quiet 2-core box it halved the window's frame rate during a trial (60 -> 35 fps),
-  and the loop meets its goals without it (its thread runs SCHED_FIFO, outside the groups; README).
+  against their own threads; a twin process stays in its rig's session (it ignores SIGINT instead). Raising
+  the core's session too (``/proc/self/autogroup`` at -10) was measured and left out: on the quiet 2-core box
+  it halved the window's frame rate during a trial (60 -> 35 fps), and the loop meets its goals without it
+  (its thread runs SCHED_FIFO, outside the groups; README).
 - **The operator's window** (``raise_window_priority``) runs at nice -5 where allowed: ahead of ordinary load,
   as desktops treat the foreground UI (macOS runs a UI thread at its highest non-real-time class), and behind
   the rig's own threads at -10, so it never takes the loop's CPU. At nice 0 on the 2-core lab PC under
