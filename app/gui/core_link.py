@@ -33,7 +33,7 @@ from typing import Any
 from uartlab.app.gui.estop_line import EstopAck, EstopLine
 from uartlab.app.serve.endpoints import is_local
 from uartlab.app.serve.runs import run_busy
-from uartlab.app.serve.spawn import start_core, wait_until_answers
+from uartlab.app.serve.spawn import core_present, start_core, wait_until_answers
 from uartlab.hub import Hub, Subscription
 from uartlab.processes import end_process, how_it_ended, is_alive
 from uartlab.schema import EVENTS
@@ -79,12 +79,11 @@ class CoreLink:
         ``streams``: mirror only these (and the events; None: all): what the window draws, so the mirror
         thread does not decode at the window's expense what nobody looks at. ``check``: called before a core
         is started (the rig.toml read here, so bad input is one line at once, not a core that dies)."""
-        from uartlab.app.serve.client import core_answers
-        from uartlab.app.serve.endpoints import core_holds, endpoints_for
+        from uartlab.app.serve.endpoints import endpoints_for
 
         address = endpoints_for(address).base
         process = None
-        if not (core_holds(address) or core_answers(address)):   # a busy core may answer late: its lock tells
+        if not core_present(address):
             if check is not None:
                 check()
             process = start_core(address, rig_toml, log_path=log_path)

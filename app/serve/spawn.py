@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from uartlab.app.serve.client import CONNECT_TIMEOUT_S, core_answers
+from uartlab.app.serve.client import CONNECT_TIMEOUT_S, PROBE_TIMEOUT_S, core_answers
 from uartlab.app.serve.endpoints import core_holds
 from uartlab.app.user_config import config_dir
 from uartlab.errors import EXIT_BAD_INPUT, ConfigError, DeviceError
@@ -37,8 +37,14 @@ START_TIMEOUT_S = 90.0    # est.: the twin rig starts in 3-10 s; a loaded 2-core
 STOP_TIMEOUT_S = 30.0     # a run's abort, the file's close and the rig's stop
 LOG_NAME = "rig-core.log"
 LOG_KEEP_BYTES = 5_000_000   # past this at a start, the log moves to rig-core.log.1 (one older log kept)
+LOG_HEADER = "--- "          # how each start's line in the log begins (its time and command follow)
 
 log = logging.getLogger(__name__)
+
+
+def core_present(base: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """A core holds ``base`` or answers there: a busy core may answer late, and its lock tells."""
+    return core_holds(base) or core_answers(base, timeout_s)
 
 
 def core_log_path(folder: Path | None = None) -> Path:
@@ -64,7 +70,7 @@ def start_core(base: str, rig: str | Path | None = None, speed: float | None = N
         log_path, out = fallback, _open_log(fallback)
     with out:   # the child has its own copy of the descriptor
         start = out.tell()
-        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd[1:])}\n".encode())
+        out.write(f"{LOG_HEADER}{time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(cmd[1:])}\n".encode())
         out.flush()
         process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -106,14 +112,14 @@ def last_words(process: subprocess.Popen) -> str:
             lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
     except OSError:
         return ""
-    lines = [line for line in lines if not line.startswith("--- ")]   # start_core's own header
+    lines = [line for line in lines if not line.startswith(LOG_HEADER)]
     return lines[-1].removeprefix("uartlab rig serve: ") if lines else ""
 
 
 @contextlib.contextmanager
 def core_for(base: str, rig: Path | None = None, speed: float | None = None) -> Iterator[subprocess.Popen | None]:
     """A core at ``base`` for the block: the one already there, else a child started now and stopped after."""
-    if core_holds(base) or core_answers(base, CONNECT_TIMEOUT_S):   # a busy core may answer late: its lock tells
+    if core_present(base, CONNECT_TIMEOUT_S):
         yield None
         return
     child = start_core(base, rig, speed, for_pid=os.getpid())

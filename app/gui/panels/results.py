@@ -193,10 +193,11 @@ class ResultsPanel(QWidget):
         table afresh from what of it was fed already."""
         if run is None:
             return
+        repeats = dict(run.repeats or {})
         if run.id != self.run_id:
             self.run_id = run.id
-            self.results.start_run(dict(run.repeats or {}), run.submitted_s)
-        self.results.set_plan(dict(run.repeats or {}))
+            self.results.start_run(repeats, run.submitted_s)
+        self.results.set_plan(repeats)
         self.results.add_outcomes(run.results)
         self.refresh()
 

@@ -26,7 +26,7 @@ def test_a_core_that_does_not_start_is_one_line_and_its_log_keeps_it(tmp_path, m
     assert said.startswith("the rig core did not start: ") and "no-such-rig.toml" in said and "\n" not in said
     assert child.log_path == log and log.with_name(log.name + ".1").stat().st_size > spawn.LOG_KEEP_BYTES
     text = log.read_text()
-    assert text.startswith("--- ") and "rig serve --core" in text and "no-such-rig.toml" in text
+    assert text.startswith(spawn.LOG_HEADER) and "rig serve --core" in text and "no-such-rig.toml" in text
 
 
 def test_an_unwritable_uartlab_folder_moves_the_log_to_the_temporary_folder(tmp_path, monkeypatch):
