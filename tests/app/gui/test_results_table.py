@@ -11,7 +11,7 @@ pytest.importorskip("PySide6")
 
 from uartlab.app.gui.panels.results import TrialResults  # noqa: E402
 from uartlab.app.run.state import SteadyState  # noqa: E402
-from uartlab.schema import MODEL_FIELDS, PHASES, Phase  # noqa: E402
+from uartlab.schema import MODEL, MODEL_FIELDS, MODEL_STREAM, PHASES, Phase  # noqa: E402
 from uartlab.streams import Record  # noqa: E402
 
 
@@ -40,10 +40,10 @@ def model_ticks(times_s, trial_index: int, residual_rad: float) -> Record:
     the core's history sends a stream: its last seconds concatenated)."""
     n = len(times_s)
     data = {f.name: np.zeros((n, *f.shape), dtype=f.dtype) for f in MODEL_FIELDS}
-    data["phase"][:] = PHASES.index(Phase.ACTUATE)
-    data["trial_index"][:] = trial_index
-    data["residual_joint_angles_rad"][:] = residual_rad
-    return Record("model", np.asarray(times_s, dtype=float), data)
+    data[MODEL.phase][:] = PHASES.index(Phase.ACTUATE)
+    data[MODEL.trial_index][:] = trial_index
+    data[MODEL.residual_joint_angles_rad][:] = residual_rad
+    return Record(MODEL_STREAM, np.asarray(times_s, dtype=float), data)
 
 
 def test_the_history_record_of_the_model_counts_only_this_runs_ticks():
