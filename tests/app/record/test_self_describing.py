@@ -74,9 +74,10 @@ def test_the_clock_ties_host_time_to_utc(twin_session_file):
         first_daq_utc = s.utc_time_s(first_daq)
     assert clock.size >= span / 1.5      # at the start and at every flush (1 s on the twin rig)
     assert np.all(np.diff(clock["host_time_s"]) > 0) and np.all(np.diff(clock["utc_time_s"]) > 0)
-    # the pairs agree with each other to well under a millisecond: one clock, read twice
-    offsets = clock["utc_time_s"] - clock["host_time_s"]
-    assert np.ptp(offsets) < 5e-3
+    # each pair is read together, so the offset holds from row to row; where NTP sets or slews the system clock
+    # while recording (once in a CI run: 95 ms) the rows record the jump, and a row or two differ by that much
+    steps_s = np.abs(np.diff(clock["utc_time_s"] - clock["host_time_s"]))
+    assert np.median(steps_s) < 1e-3
     assert abs(first_daq_utc - start) < 2.0   # the first sample within the rig's start-up of the file's start
 
 
