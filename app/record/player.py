@@ -57,8 +57,12 @@ class SessionFile:
                 raise InputFileError(unknown_schema(self.path, schema))
             self.live = self._file.swmr_mode
             self.metadata = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self._file.attrs.items()}
-            self.streams: dict[str, StreamSpec] = {name: self._spec(name, g)
-                                                   for name, g in self._file.get("streams", {}).items()}
+            streams = self._file.get("streams", {})
+            for name, g in streams.items():
+                problems = stream_layout_problems(name, g)
+                if problems:   # edited or damaged by another program: said here, not as an error deep in a read
+                    raise InputFileError(f"{self.path}: {problems[0]}")
+            self.streams: dict[str, StreamSpec] = {name: self._spec(name, g) for name, g in streams.items()}
         except InputFileError:
             self._file.close()
             raise
@@ -238,6 +242,37 @@ class SessionFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# What a stream's datasets hold: numbers or flags (uartlab.schema declares no other kind), one row per sample.
+SAMPLE_KINDS = "biuf"
+
+
+def stream_layout_problems(name: str, g) -> list[str]:
+    """Each way the group at /streams/<name> is not a stream this reader can read, one line naming the dataset:
+    a host_time_s of one float per sample and every listed field a dataset of one row per sample."""
+    where = f"/streams/{name}"
+    if not isinstance(g, h5py.Group):
+        return [f"{where}: not a stream (a group of datasets)"]
+    fields = [_text(n) for n in g.attrs.get("fields", [k for k in g if k != HOST_TIME])]
+    problems = []
+    for key in (HOST_TIME, *fields):
+        d = g.get(key)
+        if d is None:
+            why = "every sample has a time" if key == HOST_TIME else "a field of the stream"
+            problems.append(f"{where}/{key}: missing ({why})")
+        elif not isinstance(d, h5py.Dataset):
+            problems.append(f"{where}/{key}: a group, not a field's dataset")
+        elif d.ndim == 0 or d.dtype.kind not in SAMPLE_KINDS:
+            problems.append(f"{where}/{key}: {_described(d)}, not one row of numbers per sample")
+        elif key == HOST_TIME and (d.ndim != 1 or d.dtype.kind != "f"):
+            problems.append(f"{where}/{key}: {_described(d)}, not one time in seconds per sample")
+    return problems
+
+
+def _described(d: h5py.Dataset) -> str:
+    kind = "text" if d.dtype.kind in "SUO" else f"{d.dtype}"
+    return f"a single {kind} value" if d.ndim == 0 else f"{kind} of shape {d.shape}"
 
 
 def unknown_schema(path: str, schema: str) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 from uartlab.app.record.integrity import Damage, readable_rows, scan
-from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, unknown_schema
+from uartlab.app.record.player import SCHEMA_PREFIX, _open_hdf5, _text, stream_layout_problems, unknown_schema
 from uartlab.app.record.writer import CLOCK, KNOWN_SCHEMAS, SESSION_DATASETS, TRIAL_FIELDS, trial_group_name
 from uartlab.errors import InputFileError
 from uartlab.streams import HOST_TIME
@@ -122,12 +122,12 @@ def _check_streams(f: h5py.File, r: VerifyReport) -> None:
 
 def _check_stream(name: str, g: h5py.Group) -> StreamReport:
     where = f"/streams/{name}"
-    fields = [_text(n) for n in g.attrs.get("fields", [])]
     problems = [] if "fields" in g.attrs else [f"{where}: no 'fields' attribute: its fields cannot be checked"]
-    problems += [f"{where}/{k}: missing (a field of the stream)" for k in (HOST_TIME, *fields) if k not in g]
+    problems += stream_layout_problems(name, g)
     lengths = {k: int(d.shape[0]) for k, d in g.items() if isinstance(d, h5py.Dataset) and d.shape}
     n = min(lengths.values(), default=0)
-    t = readable_rows(g[HOST_TIME], n) if HOST_TIME in lengths else np.empty(0)
+    host = g.get(HOST_TIME)
+    t = readable_rows(host, n) if HOST_TIME in lengths and host.ndim == 1 and host.dtype.kind == "f" else np.empty(0)
     if len(set(lengths.values())) > 1:
         # A crash in the middle of a flush: the rows beyond the shortest dataset are partial samples.
         longest = max(lengths, key=lengths.__getitem__)

@@ -125,10 +125,19 @@ def session_input(tmp: Path, kind: str, session: Path) -> Path:
         with h5py.File(path, "r+") as f:
             del f["trials/table"]
             f["trials/table"] = np.arange(3)
+    elif kind in STREAM_EDITS:  # a stream's dataset replaced or deleted by another program
+        shutil.copy(session, path)
+        with h5py.File(path, "r+") as f:
+            del f[STREAM_EDITS[kind]]
+            if kind == "field_text":
+                f[STREAM_EDITS[kind]] = "edited"
     return path
 
 
-SESSION_KINDS = ("empty", "truncated", "random", "foreign", "newer", "folder", "missing", "under_file", "headless")
+# kind -> the dataset it replaces with a text (field_text) or deletes
+STREAM_EDITS = {"field_text": "/streams/daq/pot_V", "no_host_times": "/streams/joints/host_time_s"}
+SESSION_KINDS = ("empty", "truncated", "random", "foreign", "newer", "folder", "missing", "under_file", "headless",
+                 *STREAM_EDITS)
 
 
 def session_cmd(command: str, path: Path, tmp: Path) -> list[str]:
@@ -330,9 +339,12 @@ for _command in ("verify", "replay", "compare", "calibrate-model", "export"):
     for _kind in SESSION_KINDS:
         def _build(t, s, command=_command, kind=_kind):
             path = t / "in.h5" if kind == "missing" else session_input(t, kind, s)
-            return session_cmd(command, path, t), [str(path)] + (["/trials/table"] if kind == "headless" else [])
+            where = {"headless": ["/trials/table"], **{k: [d] for k, d in STREAM_EDITS.items()}}
+            return session_cmd(command, path, t), [str(path), *where.get(kind, [])]
         if _kind == "headless" and _command in ("verify", "replay"):
             continue  # their reader does not read the trials table: nothing to refuse
+        if _kind in STREAM_EDITS and _command == "verify":
+            continue  # a readable file with a problem: verify lists it (test_verify.py)
         CASES[f"session-{_command}-{_kind}"] = (_build, BAD_INPUT)
 
 

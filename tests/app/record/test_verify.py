@@ -150,6 +150,12 @@ def test_a_clean_rig_session_has_no_problem(tmp_path):
     (lambda f: f["trials"].__delitem__("table"), "/trials/table: missing"),
     (lambda f: f["streams/daq/pot_V"].resize((250, 6)), "/streams/daq: dataset lengths differ"),
     (lambda f: f["streams/daq"].__delitem__("gauge_V"), "/streams/daq/gauge_V: missing (a field of the stream)"),
+    (lambda f: f["streams/daq"].__delitem__("host_time_s"), "/streams/daq/host_time_s: missing (every sample"),
+    (lambda f: (f["streams/daq"].__delitem__("pot_V"), f["streams/daq"].create_dataset("pot_V", data="edited")),
+     "/streams/daq/pot_V: a single text value, not one row of numbers per sample"),
+    (lambda f: (f["streams/daq"].__delitem__("host_time_s"),
+                f["streams/daq"].create_dataset("host_time_s", data=np.zeros((250, 2)))),
+     "/streams/daq/host_time_s: float64 of shape (250, 2), not one time in seconds per sample"),
     (lambda f: f["trials"].__delitem__("0001_free_FDP"), "/trials/0001_free_FDP: missing (the clean close writes"),
     (lambda f: f["streams"].attrs.__delitem__("declared"), "/streams: no 'declared' attribute"),
 ])
