@@ -220,8 +220,8 @@ class _Table:
             return None
         value = float(value)
         if not math.isfinite(value) or (positive and value <= 0) or (lo is not None and value < lo):
-            bound = "> 0" if positive else f">= {lo:g}"
-            raise self.error(name, f"must be finite and {bound}, got {value:g}")
+            bound = " and > 0" if positive else f" and >= {lo:g}" if lo is not None else ""
+            raise self.error(name, f"must be finite{bound}, got {value:g}")
         return value
 
     def required_number(self, name: str, positive: bool = False, lo: float | None = None) -> float:

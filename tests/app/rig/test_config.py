@@ -71,6 +71,7 @@ BAD = [  # (what to replace, with what, key, reason pattern, line marker)
     ('gauges = "ai8:13"', 'gauges = "ai12:17"', "daq.gauges", "ai16 does not exist", "gauges ="),
     ('reference = "ai6"', 'reference = "ai5"', "daq.reference", "ai5 is already used by daq.pots", "reference ="),
     ("protocol = 2.0", "protocol = 3.0", "actuators.protocol", "1.0 or 2.0", "protocol ="),
+    ("protocol = 2.0", "protocol = nan", "actuators.protocol", "must be finite, got nan", "protocol ="),
     ('pose = "Flex"', 'pose = "Fist"', "twin.pose", "unknown value 'Fist'", "pose ="),
     ("speed = 1.0", "speed = 0", "twin.speed", "> 0", "speed ="),
     ("speed = 1.0", "speed = 1e-300", "twin.speed", r"slower than a twin rig is run \(at least 0.01x\)", "speed ="),
