@@ -52,6 +52,26 @@ def shoot(widget, name: str) -> Path:
     return path
 
 
+# Where a rig's default recording folder ("recordings", relative) lands for the tests: in the checkout. A test
+# records into a folder of its own; the fixture below fails one that leaves a file here.
+WHERE_THE_TESTS_RUN_RECORDINGS = Path.cwd() / "recordings"
+
+
+def _recordings_here() -> set[str]:
+    try:
+        return set(os.listdir(WHERE_THE_TESTS_RUN_RECORDINGS))
+    except OSError:
+        return set()
+
+
+@pytest.fixture(autouse=True)
+def _nothing_recorded_where_the_tests_run():
+    before = _recordings_here()
+    yield
+    new = _recordings_here() - before
+    assert not new, f"recorded into {WHERE_THE_TESTS_RUN_RECORDINGS}, not the test's own folder: {sorted(new)}"
+
+
 # Fixtures that bring up a twin rig of their own: a test using one runs with the rig tests.
 RIG_FIXTURES = frozenset({"twin_session_file"})
 

@@ -51,7 +51,6 @@ def measure_live(app, window, suite: str, trial: str | None, seconds: float) -> 
         names = [t.name for t in panel.suite.trials]
         panel.table.selectRow(names.index(trial))
     panel.repeats_spin.setValue(1)
-    panel.record_box.setChecked(True)
     _wait(app, lambda: ops.status is not None, 10.0, "the core's first status")
     panel.buttons["start"].click()
     moving = (Phase.PRETENSION, Phase.ACTUATE, Phase.SETTLE, Phase.RECORD, Phase.RETURN)

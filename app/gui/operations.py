@@ -296,7 +296,6 @@ class Operations:
         suite = {"suite": Path(label).name, "suite_text": Path(label).read_text(encoding="utf-8")} \
             if label.endswith(".toml") else {"suite": label}
         rec = self.w.recording_panel
-        record = self.recording is None and panel.record_box.isChecked()
         self.starting = True
         panel.buttons["start"].setEnabled(False)
 
@@ -310,7 +309,7 @@ class Operations:
             self.w.report_error("protocol", exc)
 
         self.ask("start protocol", "run", done, failed, **suite, trials=panel.selected_trials() or None,
-                 repeats=panel.repeats() or None, folder=str(rec.folder.resolve()) if record else None,
+                 repeats=panel.repeats() or None, folder=str(rec.folder.resolve()) if self.recording is None else None,
                  operator=rec.operator, notes=rec.notes)
 
     def resume(self) -> None:

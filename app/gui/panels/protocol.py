@@ -14,7 +14,6 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -115,8 +114,10 @@ class ProtocolPanel(QWidget):
         self.suite_combo.activated.connect(self._combo)
         self.description = QLabel("no suite chosen")
         self.description.setWordWrap(True)
-        self.record_box = QCheckBox("record the run (starts a recording if none is running)")
-        self.record_box.setChecked(True)
+        # The core records every run: there is no run without its file.
+        self.record_note = QLabel("Each run is recorded: into the open recording, else into a new file in the "
+                                  "Recording tab's folder.")
+        self.record_note.setWordWrap(True)
         self.repeats_spin = QSpinBox()
         self.repeats_spin.setRange(0, 99)
         self.repeats_spin.setSpecialValueText("as the suite says")
@@ -191,7 +192,7 @@ class ProtocolPanel(QWidget):
         lay.addWidget(self.progress)
         lay.addLayout(row)
         lay.addLayout(after)
-        lay.addWidget(self.record_box)
+        lay.addWidget(self.record_note)
         lay.addLayout(state)
         self.set_interlocks(None)
         self.set_buttons(None, can_start=False)

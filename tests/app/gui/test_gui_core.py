@@ -170,12 +170,11 @@ def trial_name(window) -> str | None:
     return None if status is None else status.trial_name
 
 
-def choose_one_trial(window, suite: str = "free_motion", row: int = 1, record: bool = True) -> None:
+def choose_one_trial(window, suite: str = "free_motion", row: int = 1) -> None:
     window.ops.choose_suite(suite)
     panel = window.protocol_panel
     panel.table.selectRow(row)
     panel.repeats_spin.setValue(1)
-    panel.record_box.setChecked(record)
 
 
 def _closed(path: str) -> bool:
@@ -252,7 +251,7 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     window = make_window()
     connect(qtbot, window)
     core = window.ops.core
-    choose_one_trial(window, record=False)
+    choose_one_trial(window)
     window.protocol_panel.buttons["start"].click()
     wait_for_actuate(qtbot, window)
     estops = core.hub.subscribe("test-estop", {"events"}, maxsize=1000)
@@ -356,7 +355,7 @@ def test_a_window_attached_mid_run_shows_the_present_and_the_last_seconds(qtbot,
 def test_a_device_that_stops_mid_run_turns_the_indicator_red_with_its_name(qtbot, make_window, twin):
     window = make_window()
     connect(qtbot, window)
-    choose_one_trial(window, record=False)
+    choose_one_trial(window)
     window.protocol_panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase in (Phase.PRETENSION, Phase.ACTUATE), timeout=30000)
     twin.call("daq_stop")                                # the USB-6210 goes away mid-run
@@ -443,7 +442,7 @@ def test_after_an_estop_the_operator_releases_the_tendons_and_returns_to_start(q
     window = make_window()
     connect(qtbot, window)
     panel = window.protocol_panel
-    choose_one_trial(window, record=False)
+    choose_one_trial(window)
     start = newest_excursion_m(address)                 # the servos are off: where the run will start
     panel.buttons["start"].click()
     wait_for_actuate(qtbot, window)
@@ -561,7 +560,7 @@ def test_start_while_replaying_switches_the_view_to_the_live_rig(qtbot, make_win
     qtbot.waitUntil(lambda: window.ops.replay is not None, timeout=5000)
     connect(qtbot, window)
     assert window.source.startswith("replay")     # attaching does not take the view from the replay
-    choose_one_trial(window, record=False)
+    choose_one_trial(window)
     window.protocol_panel.buttons["start"].click()
     assert window.ops.replay is None and window.source.startswith("live")
     qtbot.waitUntil(lambda: window.ops.phase is not None, timeout=20000)
@@ -581,7 +580,7 @@ def test_a_contact_trial_shows_measured_and_model_fingertip_force_in_one_frame(q
     the real core, the real live model and the real drivers."""
     window = make_window()
     connect(qtbot, window)
-    choose_one_trial(window, "surface_contact", row=0, record=False)   # contact/Hook/FDP+ED@45deg
+    choose_one_trial(window, "surface_contact", row=0)   # contact/Hook/FDP+ED@45deg
     from uartlab.app.serve.client import CoreClient
 
     got: list = []

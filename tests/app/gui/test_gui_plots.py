@@ -71,7 +71,7 @@ def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window
     assert window.pose.curves[0]["measured"].opts["pen"].color().name().upper() == MEASURED_COLOUR
     assert window.pose.curves[0]["model"].opts["pen"].color().name().upper() == MODEL_COLOUR
 
-    choose_one_trial(window, record=True)
+    choose_one_trial(window)
     window.plots.residuals_box.setChecked(True)
     window.protocol_panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=30000)
