@@ -49,6 +49,10 @@ def describe_pulls(trial) -> str:
     return ", ".join(f"{p.tendon} {p.amplitude_mm:g} mm/{p.duration_s:g} s" for p in trial.pulls)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe_outcomes(done: dict[int, str], n_repeats: int, running_repeat: int | None,
                       over: bool = False) -> tuple[str, str]:
     """A trial's status cell and its colour: ``done`` its outcome per repeat (1-based), ``n_repeats`` this run's
@@ -128,6 +132,7 @@ class ProtocolPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.itemSelectionChanged.connect(self._describe)   # the runs Start makes: the selection's
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.progress = QProgressBar()
@@ -218,7 +223,7 @@ class ProtocolPanel(QWidget):
         if self.suite_combo.findText(label) < 0:
             self.suite_combo.insertItem(self.suite_combo.count() - 1, label)
         self.suite_combo.setCurrentIndex(self.suite_combo.findText(label))
-        self._describe()
+        self.table.clearSelection()   # rows of another suite
         self.table.setRowCount(len(suite.trials))
         for r, t in enumerate(suite.trials):
             surface = "–" if t.surface_angle_deg is None else f"{t.surface_angle_deg:g}"
@@ -226,6 +231,7 @@ class ProtocolPanel(QWidget):
                                    describe_pulls(t))):
                 self.table.setItem(r, c, QTableWidgetItem(v))
         self.progress.setValue(0)
+        self._describe()
 
     def _describe(self) -> None:
         """The suite in a line, with the runs a start would make (the repeats asked for here, if any)."""
@@ -233,11 +239,15 @@ class ProtocolPanel(QWidget):
         if suite is None:
             return
         override = self.repeats_spin.value()
-        n = sum(override or t.repeats for t in suite.trials)
-        repeats = f"{override} repeats each (the file says otherwise)" if override and any(
-            t.repeats != override for t in suite.trials) else "repeats as the file says"
-        self.description.setText(f"{suite.name}: {suite.description} — {len(suite.trials)} trials, {repeats}: "
-                                 f"{n} runs (sha256 {suite.sha256[:12]})")
+        selected = set(self.selected_trials())
+        chosen = [t for t in suite.trials if t.name in selected] or suite.trials
+        n = sum(override or t.repeats for t in chosen)
+        trials = (f"{len(chosen)} of {len(suite.trials)} trials selected" if len(chosen) < len(suite.trials)
+                  else _count(len(suite.trials), "trial"))
+        repeats = f"{_count(override, 'repeat')} each (the file says otherwise)" if override and any(
+            t.repeats != override for t in chosen) else "repeats as the file says"
+        self.description.setText(f"{suite.name}: {suite.description} — {trials}, {repeats}: "
+                                 f"{_count(n, 'run')} (sha256 {suite.sha256[:12]})")
 
     def show_status(self, status) -> None:
         """Update from the run's status (app/run/experiment.py ExperimentStatus, as the core reports it):

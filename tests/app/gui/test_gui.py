@@ -67,6 +67,26 @@ def test_main_window_opens_with_every_panel_and_the_estop(window):
     assert window.errors == []
 
 
+def test_the_line_above_the_trials_counts_the_runs_start_would_make(window):
+    """The selection and the repeats asked for here both change what Start runs; the line says so."""
+    from uartlab.protocols.suite import resolve_suite
+
+    window.ops.choose_suite("free_motion")
+    panel = window.protocol_panel
+    suite = resolve_suite("free_motion")
+    n_file = sum(t.repeats for t in suite.trials)
+    assert f"— 6 trials, repeats as the file says: {n_file} runs" in panel.description.text()
+    panel.table.selectRow(1)
+    assert (f"— 1 of 6 trials selected, repeats as the file says: {suite.trials[1].repeats} run"
+            in panel.description.text())
+    panel.repeats_spin.setValue(1)
+    assert "— 1 of 6 trials selected, 1 repeat each (the file says otherwise): 1 run (" in panel.description.text()
+    panel.table.clearSelection()
+    assert "— 6 trials, 1 repeat each (the file says otherwise): 6 runs (" in panel.description.text()
+    window.ops.choose_suite("surface_contact")   # another suite: nothing of the last one's selection
+    assert "— 16 trials, 1 repeat each" in panel.description.text()
+
+
 def test_live_plots_follow_a_hub_at_full_rate(qtbot, window):
     specs = bench.specs(19200.0, 240.0)
     hub = Hub()
