@@ -103,7 +103,6 @@ class Director:
         w.ops.choose_suite("free_motion")
         panel.table.selectRow(1)                      # free/FDP
         panel.repeats_spin.setValue(1)
-        panel.record_box.setChecked(True)
         self.wait(lambda: panel.buttons["start"].isEnabled(), 30, "Start enabled")
         panel.buttons["start"].click()
         # the pull under way (its 4 s sigmoid), not SETTLE: a quick settle passes between two status polls
@@ -126,7 +125,6 @@ class Director:
         suite.write_text(LOW_LIMIT_SUITE, encoding="utf-8")
         w.ops.choose_suite(str(suite))
         panel.repeats_spin.setValue(0)
-        panel.record_box.setChecked(False)
         self.wait(lambda: panel.buttons["start"].isEnabled(), 30, "Start enabled")
         panel.buttons["start"].click()
         self.wait(lambda: w.ops.phase is Phase.FAULT, 90, "the fingertip force interlock to trip")

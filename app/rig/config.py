@@ -12,6 +12,7 @@ The file's own comments (app/data/twin_rig.toml) document every key; defaults he
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -396,12 +397,29 @@ def _nano17(t: _Table, base: Path | None, daq: DaqConfig) -> Nano17Config:
 
 
 def _mocap(t: _Table) -> MocapConfig:
+    server = t.string("server", "127.0.0.1")
+    if not server.strip():
+        raise t.error("server", "empty: give the Motive PC's address or host name")
     multicast = t.string("multicast", "")
-    cfg = MocapConfig(t.backend("mocap"), t.string("server", "127.0.0.1"),
+    if multicast and not _ipv4(multicast, multicast=True):
+        raise t.error("multicast", f"{multicast!r} is not an IPv4 multicast group (224.0.0.0-239.255.255.255, "
+                                   "Motive's default 239.255.42.99), or \"\" for unicast")
+    local = t.string("local", "127.0.0.1")
+    if not _ipv4(local):   # the socket joins the group on this interface: an address, not a name
+        raise t.error("local", f"{local!r} is not an IPv4 address (this PC's on the Motive network)")
+    cfg = MocapConfig(t.backend("mocap"), server,
                       t.integer("command_port", 1510, 1, 65535), t.integer("data_port", 1511, 1, 65535),
-                      multicast or None, t.string("local", "127.0.0.1"), t.string("marker_set", "uart_finger"))
+                      multicast or None, local, t.string("marker_set", "uart_finger"))
     t.done()
     return cfg
+
+
+def _ipv4(text: str, multicast: bool = False) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return address.is_multicast or not multicast
 
 
 def _twin(t: _Table) -> TwinConfig:
