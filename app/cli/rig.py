@@ -4,6 +4,7 @@ in this process; clients (`uartlab run`, `uartlab estop`, the window, the live m
     uartlab rig serve                              # the twin rig, on ipc in the user's runtime folder
     uartlab rig serve --rig rig.toml --core tcp://127.0.0.1:5650
     uartlab rig serve --core tcp://0.0.0.0:5650 --keys keys/     # other machines: CurveZMQ keys required
+    uartlab rig status                             # what a running core is doing (exit 3: none answers)
 
 Ctrl-C or SIGTERM: a run going is aborted to its safe action, its file closed, the rig stopped (torque off).
 """
@@ -38,6 +39,64 @@ def add_parser(sub) -> None:
                        help="the client this core was started for (`uartlab run` starts one so): when that process "
                             "has ended, the core stops, a run going aborted with its safe action")
     serve.set_defaults(run=serve_main, service=True)
+    status = rig_sub.add_parser("status", help="what the running rig core is doing: devices, run, recording, E-stop")
+    status.add_argument("--core", metavar="ADDR", help=CORE_HELP)
+    status.add_argument("--keys", type=Path, metavar="DIR",
+                        help="CurveZMQ keys: DIR/client.key_secret and DIR/server.key")
+    status.add_argument("--json", action="store_true", help="the core's status as one JSON object")
+    status.set_defaults(run=status_main)
+
+
+def status_main(args: argparse.Namespace) -> int:
+    """Exit 0 with the core's state, 3 when no core answers (as `uartlab estop`)."""
+    import json
+
+    from uartlab.app.serve.client import CONNECT_TIMEOUT_S, CoreClient
+
+    with CoreClient(args.core, subscribe=False, keys_dir=args.keys, timeout_s=CONNECT_TIMEOUT_S) as core:
+        hello = core.hello
+    if args.json:
+        print(json.dumps({k: hello.get(k) for k in ("pid", "base", "config_source", "time_scale", "status")},
+                         default=str))
+    else:
+        print("\n".join(describe_core(hello)))
+    return 0
+
+
+def describe_core(hello: dict) -> list[str]:
+    """The core's hello as an operator reads it: one line each for the core, its devices, the run, the recording
+    and the E-stop."""
+    status = hello["status"]
+    scale = hello.get("time_scale") or 1.0
+    rig = f"rig {hello.get('config_source')}" + (" (twin" + (f", {scale:g}x)" if scale != 1.0 else ")")
+                                                   if hello.get("twin_control") else "")
+    lines = [f"rig core at {hello['base']} (pid {hello['pid']}, up {_duration(status.get('uptime_s', 0.0))}), {rig}",
+             "devices: " + (" · ".join(f"{name} {state}" for name, state in status.get("health", {}).items())
+                            or "none")]
+    run = status.get("run") or {}
+    if run.get("suite") is None:
+        lines.append("run: none")
+    else:
+        name = run.get("trial_name")
+        where = (f", {name} repeat {run.get('repeat')} of {(run.get('repeats') or {}).get(name, '?')} (trial "
+                 f"{run['trial_index'] + 1} of {run['n_trials']} in this run)" if name and not run.get("over") else "")
+        results = run.get("results") or []
+        why = run.get("fault_reason") or (results[-1]["outcome"].removeprefix("aborted: ")   # its trial's outcome
+                                          if run.get("phase") == "ABORTED" and results else None)
+        fault = f": {why}" if why else ""
+        lines.append(f"run {run['id']} {run['suite']!r}: {run.get('phase', run.get('state'))}{where}{fault}")
+    session = status.get("session")
+    lines.append(f"recording: {session['path']} ({session['elapsed_s']:.1f} s)" if session else
+                 f"recording: none (the last run's file: {run['session_file']})" if run.get("session_file") else
+                 "recording: none")
+    lines.append(f"E-stop: latched ({status['estop']})" if status.get("estop") else "E-stop: not latched")
+    return lines
+
+
+def _duration(seconds: float) -> str:
+    minutes, s = divmod(int(seconds), 60)
+    hours, m = divmod(minutes, 60)
+    return f"{hours} h {m} min" if hours else f"{m} min {s} s" if m else f"{s} s"
 
 
 def serve_main(args: argparse.Namespace) -> int:

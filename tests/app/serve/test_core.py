@@ -302,6 +302,32 @@ def test_a_second_core_on_the_same_address_leaves_at_once_and_the_first_keeps_se
         assert client.status()["uptime_s"] > 0
 
 
+def test_rig_status_says_what_the_core_is_doing_from_any_terminal(core, tmp_path):
+    base, _ = core
+    status = [*CLI, "rig", "status", "--core", base]
+    with CoreClient(base, subscribe=False) as client:
+        client.request("reset")
+        submit(client, tmp_path, pull_s=20.0)
+        wait_phase(client, {"ACTUATE"})
+        during = subprocess.run(status, capture_output=True, text=True, timeout=30)
+        client.request("abort", why="the status was read")
+        run = wait_over(client)
+        after = subprocess.run(status, capture_output=True, text=True, timeout=30)
+        client.request("reset")
+    assert during.returncode == 0 and during.stderr == "", during.stderr
+    lines = during.stdout.splitlines()
+    assert lines[0].startswith(f"rig core at {base} (pid ") and "rig.toml (twin, 2x)" in lines[0]
+    assert lines[1] == "devices: actuators streaming · daq streaming · mocap streaming"
+    assert "'short': ACTUATE, ED repeat 1 of 1 (trial 1 of 1 in this run)" in lines[2]
+    assert lines[3].startswith(f"recording: {run['session_file']} (")
+    assert lines[4] == "E-stop: not latched"
+    assert after.returncode == 0 and "'short': ABORTED: the status was read\n" in after.stdout
+    assert f"recording: none (the last run's file: {run['session_file']})" in after.stdout
+    nobody = subprocess.run([*CLI, "rig", "status", "--core", f"ipc://{tmp_path}/none"], capture_output=True,
+                            text=True, timeout=30)
+    assert nobody.returncode == 3 and nobody.stderr.count("\n") == 1 and "no core serves" in nobody.stderr
+
+
 def test_estop_without_a_core_says_so_in_one_line_and_exits_3(tmp_path):
     proc = subprocess.run([*CLI, "estop", "--core", f"ipc://{tmp_path}/none", "why"], capture_output=True, text=True,
                           timeout=30)
