@@ -19,7 +19,8 @@ silent the choice is marked "guess" (see also the end of this docstring).
 Firmware facts modelled (e-manual):
 - Status packets carry the Alert bit (0x80, 2.0) / the hardware bits (1.0) while Hardware Error Status != 0.
 - EEPROM (2.0: below address 64) is locked while torque is on -> Access Error. Protocol 1.0 MX firmware locks
-  EEPROM only through Lock (47) = 1, not through torque (control_table_torque_enable.md, _lock.md).
+  EEPROM only through Lock (47) = 1, not through torque (control_table_torque_enable.md, _lock.md); Lock then
+  stays 1 until power-up.
 - Broadcast reads/writes get no status packet; ping always answers, whatever the Status Return Level.
 - Bus Watchdog (98, 20 ms units, 2.0 only; control_table_buswatchdog.md): with torque on, when no instruction
   packet has reached the servo for longer than the set time, "the DYNAMIXEL will stop" with Profile
@@ -30,8 +31,8 @@ Firmware facts modelled (e-manual):
   way out of a shutdown: it clears the hardware error, turns torque off and restores the RAM area.
 Guesses: a unicast packet with a bad CRC/checksum gets a CRC error (2.0) / checksum bit (1.0) reply from the
 addressed servo; parameters that do not fit an instruction get Data Length Error (2.0) / Instruction bit (1.0);
-on 1.0, writes to read-only or undefined addresses get the Range bit and writes to a locked EEPROM the
-Instruction bit; a non-zero Bus Watchdog write while it is tripped is refused with Data Range Error.
+on 1.0, writes to read-only or undefined addresses get the Range bit and writes to a locked EEPROM (or of 0 to
+Lock) the Instruction bit; a non-zero Bus Watchdog write while it is tripped is refused with Data Range Error.
 Indirect addressing (2.0) maps Indirect Data n onto the address in Indirect Address n (dxl_servo.py).
 Timing: the serving thread asks for SCHED_FIFO (realtime.py) and waits out the Return Delay Time on the CPU,
 counted from the end of the instruction packet; ``stats.slowest_reply_s`` is its worst answer so far, so a

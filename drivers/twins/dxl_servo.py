@@ -242,6 +242,8 @@ class Servo:
         return None
 
     def _check_p1(self, name: str, item: ControlItem, value: int, staged: bytearray) -> str | None:
+        if name == "Lock" and value == 0 and self._eeprom_locked():
+            return "locked"  # once set, Lock goes back to 0 only at power-up (control_table_lock.md)
         cw, ccw = self.get("CW Angle Limit", staged), self.get("CCW Angle Limit", staged)
         if name == "Goal Position" and not cw == ccw == 4095:  # joint mode: within the angle limits
             return None if cw <= value <= ccw else "data limit"

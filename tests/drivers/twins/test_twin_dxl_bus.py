@@ -355,6 +355,19 @@ def test_protocol_1_eeprom_locks_with_lock_not_torque(bus1):
     assert b.ok_read(1, 5, 1) == 10
 
 
+def test_protocol_1_lock_clears_only_at_power_up(bus1):
+    b = bus1
+    b.ok_write(1, 47, 1, 1)
+    # Writing 0 to Lock (47) is refused like the EEPROM write it would allow: FF FF 01 02 40 BC.
+    rx, comm = b.raw(wire.encode_p1(1, mx64.INST_WRITE, bytes([47, 0])))
+    assert (comm, bytes(rx)) == (sdk.COMM_SUCCESS, bytes.fromhex("FF FF 01 02 40 BC"))
+    assert b.ok_read(1, 47, 1) == 1
+    assert b.write(1, 5, 20, 1) == (sdk.COMM_SUCCESS, mx64.ERRBIT_INSTRUCTION)
+    b.twin.power_cycle(1)
+    assert b.ok_read(1, 47, 1) == 0
+    b.ok_write(1, 5, 20, 1)
+
+
 def test_write_errors_on_protocol_2(bus2):
     b = bus2
     assert b.write(1, 132, 0, 4) == (sdk.COMM_SUCCESS, mx64.ERR_ACCESS)          # read-only
