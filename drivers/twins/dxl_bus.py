@@ -21,6 +21,8 @@ Firmware facts modelled (e-manual):
 - EEPROM (2.0: below address 64) is locked while torque is on -> Access Error. Protocol 1.0 MX firmware locks
   EEPROM only through Lock (47) = 1, not through torque (control_table_torque_enable.md, _lock.md); Lock then
   stays 1 until power-up.
+- Protocol 1.0 multi-turn mode (both angle limits 4095): Present Position = actual / Resolution Divider + Multi
+  Turn Offset, and Goal Position counts in the same units (control_table_resolution_divider.md).
 - Broadcast reads/writes get no status packet; ping always answers, whatever the Status Return Level.
 - Bus Watchdog (98, 20 ms units, 2.0 only; control_table_buswatchdog.md): with torque on, when no instruction
   packet has reached the servo for longer than the set time, "the DYNAMIXEL will stop" with Profile

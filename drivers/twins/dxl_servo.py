@@ -109,11 +109,19 @@ class Servo:
     # ------------------------------------------------------------ live values from the plant
     def _present_ticks(self, angle_rad: float) -> int:
         ticks = self.zero_ticks + mx64.rad_to_ticks(angle_rad)
-        return ticks if self.p1 else ticks + self.get("Homing Offset")  # Present = actual + Homing Offset
+        if not self.p1:
+            return ticks + self.get("Homing Offset")  # Present = actual + Homing Offset
+        if self._multi_turn_p1():  # Present = actual / Resolution Divider + Multi Turn Offset, multi-turn only
+            return int(ticks / self.get("Resolution Divider")) + self.get("Multi Turn Offset")
+        return ticks
 
     def _goal_angle_rad(self, goal_ticks: int) -> float:
-        offset = 0 if self.p1 else self.get("Homing Offset")
-        return mx64.ticks_to_rad(goal_ticks - offset - self.zero_ticks)
+        """The angle a Goal Position stands for: the inverse of ``_present_ticks``."""
+        if not self.p1:
+            goal_ticks -= self.get("Homing Offset")
+        elif self._multi_turn_p1():
+            goal_ticks = (goal_ticks - self.get("Multi Turn Offset")) * self.get("Resolution Divider")
+        return mx64.ticks_to_rad(goal_ticks - self.zero_ticks)
 
     def refresh(self) -> None:
         s = self.plant.servo_state(self.index)

@@ -280,6 +280,23 @@ def test_extended_position_mode_takes_signed_goals(bus2):
     assert bus2.plant.servos[0].goal == pytest.approx(mx64.ticks_to_rad(-5000 - 2048))
 
 
+def test_protocol_1_multi_turn_offset_and_resolution_divider(bus1):
+    b = bus1
+    read_position = wire.encode_p1(1, mx64.INST_READ, bytes([36, 2]))
+    b.ok_write(1, 20, 1024, 2)  # Multi Turn Offset
+    b.ok_write(1, 22, 4, 1)     # Resolution Divider
+    assert b.ok_read(1, 36, 2) == 2048  # both ignored outside multi-turn mode
+    b.ok_write(1, 6, 4095, 2)
+    b.ok_write(1, 8, 4095, 2)
+    # Present = actual / divider + offset = 2048 / 4 + 1024 = 1536 (control_table_resolution_divider.md)
+    rx, comm = b.raw(read_position)
+    assert (comm, bytes(rx)) == (sdk.COMM_SUCCESS, bytes.fromhex("FF FF 01 04 00 00 06 F4"))
+    b.ok_write(1, 24, 1, 1)
+    assert b.ok_read(1, 30, 2) == 1536  # torque on holds where it is, in the same units
+    b.ok_write(1, 30, 1536 + 256, 2)    # a quarter turn at 4 ticks per unit
+    assert b.plant.servos[0].goal == pytest.approx(mx64.ticks_to_rad(1024))
+
+
 def test_realtime_tick_follows_plant_time(bus2):
     t0 = bus2.ok_read(1, 120, 2)
     bus2.plant.advance(0.25)
