@@ -9,7 +9,11 @@ TCP loopback port in pyserial's ``socket://`` form, as a serial-over-IP adapter 
 uses the second. Bytes written to a pty reach its other side only when the kernel's tty worker (a kworker
 at normal priority) has run, and a reader's select() waits for that worker: on a busy machine it queued
 38 ms to over a second behind CPU-bound processes (perf sched), whatever the reader's own priority, and the
-driver missed its replies. Loopback TCP delivers in the sender's own system call.
+driver missed its replies. Loopback TCP delivers in the sender's own system call. The same worker makes a
+host's output flush lossy on the pty: tcflush(TCOFLUSH) (pyserial's reset_output_buffer, which pypot calls
+before every packet) discards what the host wrote and the worker has not yet handed over, so a broadcast
+(no reply awaited) just before it can vanish, about one in two in a tight loop here. A USB adapter's driver has
+no such flush (usb-serial defines no flush_buffer): there the packet has gone out.
 
 Each servo keeps the real control table of its firmware (drivers/mx64.py) in a bytearray; reads of present
 values come from ``plant.servo_state(i)``, writes of torque, goal and profile go to the plant. Servo index i in
