@@ -27,6 +27,8 @@ Firmware facts modelled (e-manual):
   stays 1 until power-up.
 - Protocol 1.0 multi-turn mode (both angle limits 4095): Present Position = actual / Resolution Divider + Multi
   Turn Offset, and Goal Position counts in the same units (control_table_resolution_divider.md).
+- Protocol 2.0: Present Position is continuous over turns until a reboot, a change to Position Control Mode or
+  torque on in it brings it back within one turn, Homing Offset still added (control_table_opmode_note.md).
 - Broadcast reads/writes get no status packet; ping always answers, whatever the Status Return Level.
 - Bus Watchdog (98, 20 ms units, 2.0 only; control_table_buswatchdog.md): with torque on, when no instruction
   packet has reached the servo for longer than the set time, "the DYNAMIXEL will stop" with Profile

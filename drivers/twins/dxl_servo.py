@@ -218,9 +218,10 @@ class Servo:
             if error := self._check(name, item, staged):
                 return error
         if apply:
+            before = bytearray(self.table)
             self.table[:] = staged
             for name, _ in touched:
-                self._on_write(name)
+                self._on_write(name, before)
         return None
 
     def _check(self, name: str, item: ControlItem, staged: bytearray) -> str | None:
@@ -264,12 +265,17 @@ class Servo:
             return self.get("Lock") == 1
         return self.plant.servo_state(self.index).torque_enabled
 
-    def _on_write(self, name: str) -> None:
+    def _on_write(self, name: str, before: bytearray) -> None:
         i = self.index
+        position_mode = not self.p1 and self.get("Operating Mode") == mx64.OP_MODE_POSITION
         if name == "Torque Enable":
             self.plant.set_torque(i, bool(self.get(name)))
             if self.get(name) and self.plant.servo_state(i).torque_enabled:
+                if position_mode:
+                    self._restart_turn_count()
                 self._hold_goal_register()  # torque on holds where it is: the plant set its goal to the angle
+        elif name == "Operating Mode" and position_mode and self.get(name, before) != mx64.OP_MODE_POSITION:
+            self._restart_turn_count()
         elif name == "Goal Position":
             self.plant.set_goal_angle(i, self._goal_angle_rad(self.get(name)))
         elif name in ("Profile Velocity", "Profile Acceleration", "Moving Speed", "Goal Acceleration"):
@@ -316,6 +322,8 @@ class Servo:
     def reboot(self) -> None:
         """Reboot / power cycle: hardware error cleared, torque off, RAM back to its initial values."""
         self.plant.reboot(self.index)
+        if not self.p1:
+            self._restart_turn_count()
         self.pending = None
         self._load_defaults(eeprom=False)
         self._apply_profile()
@@ -327,6 +335,15 @@ class Servo:
         keep = {0x01: ("ID",), 0x02: ("ID", "Baud Rate")}.get(option, ())
         self._load_defaults(eeprom=True, keep=keep)
         self.reboot()
+
+    def _restart_turn_count(self) -> None:
+        """Present Position back to the encoder's angle within one turn (plus Homing Offset), as 2.0 firmware does
+        at power-up and reboot, on a change to Position Control Mode and on torque on in it
+        (control_table_opmode_note.md); the goal register is renumbered so it still stands for the same angle."""
+        actual = self.zero_ticks + mx64.rad_to_ticks(self.plant.servo_state(self.index).angle_rad)
+        shift = actual // mx64.TICKS_PER_REV * mx64.TICKS_PER_REV
+        self.zero_ticks -= shift
+        self.set("Goal Position", self.get("Goal Position") - shift)
 
     def clear_multi_turn(self) -> str | None:
         """Clear (0x10, P2.0): bring Present Position back within one turn; refused while moving."""

@@ -280,6 +280,39 @@ def test_extended_position_mode_takes_signed_goals(bus2):
     assert bus2.plant.servos[0].goal == pytest.approx(mx64.ticks_to_rad(-5000 - 2048))
 
 
+def test_turn_count_restarts_at_reboot_and_in_position_mode(bus2):
+    # MX(2.0) firmware brings Present Position back within one turn, Homing Offset still added, at reboot, on a
+    # change to Position Control Mode and on torque on in it (control_table_opmode_note.md).
+    b = bus2
+    read_position = wire.encode_p2(1, mx64.INST_READ, bytes([132, 0, 4, 0]))
+    at_2048 = bytes.fromhex("FF FF FD 00 01 08 00 55 00 00 08 00 00 1C 38")
+    b.ok_write(1, 20, 100, 4)  # Homing Offset: the start reads 2148
+
+    def a_turn_below() -> None:
+        b.ok_write(1, 64, 0, 1)
+        b.ok_write(1, 11, 4, 1)  # extended position
+        b.ok_write(1, 64, 1, 1)
+        b.ok_write(1, 116, 2148 - 4096 - 100, 4)
+        b.plant.advance(1.0)
+        assert b.ok_read(1, 132, 4, signed=True) == 2148 - 4096 - 100
+
+    a_turn_below()
+    assert b.ph.reboot(b.port, 1) == (sdk.COMM_SUCCESS, 0)
+    assert b.raw(read_position) == (list(at_2048), sdk.COMM_SUCCESS)
+    assert b.ok_read(1, 116, 4) == 2048  # the goal register holds the renumbered position
+
+    a_turn_below()
+    b.ok_write(1, 64, 0, 1)
+    b.ok_write(1, 11, 3, 1)  # position control mode
+    assert b.raw(read_position) == (list(at_2048), sdk.COMM_SUCCESS)
+
+    b.twin.servo(1).zero_ticks += 4096  # the horn turned a full turn by hand, torque off
+    assert b.ok_read(1, 132, 4) == 2048 + 4096
+    b.ok_write(1, 64, 1, 1)
+    assert b.raw(read_position) == (list(at_2048), sdk.COMM_SUCCESS)
+    assert b.plant.servos[0].goal == pytest.approx(b.plant.servo_state(0).angle_rad)  # holds, no turn back
+
+
 def test_protocol_1_multi_turn_offset_and_resolution_divider(bus1):
     b = bus1
     read_position = wire.encode_p1(1, mx64.INST_READ, bytes([36, 2]))
