@@ -115,6 +115,7 @@ TABLE_SIZE_P2 = 662
 OPERATING_MODES_P2 = {0: "current", 1: "velocity", 3: "position", 4: "extended position",
                       5: "current-based position", 16: "PWM"}
 OP_MODE_POSITION, OP_MODE_EXTENDED_POSITION = 3, 4
+HOMING_OFFSET_POSITION_MODE_MAX = 1024  # a larger Homing Offset is ignored in Position Control Mode
 DRIVE_MODE_VALUES_P2 = (0, 1, 4, 5)  # bit0 reverse, bit2 time-based profile
 BUS_WATCHDOG_ERROR = 0xFF  # -1 as an unsigned byte: the watchdog has tripped
 

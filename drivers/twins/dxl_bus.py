@@ -29,6 +29,7 @@ Firmware facts modelled (e-manual):
   Turn Offset, and Goal Position counts in the same units (control_table_resolution_divider.md).
 - Protocol 2.0: Present Position is continuous over turns until a reboot, a change to Position Control Mode or
   torque on in it brings it back within one turn, Homing Offset still added (control_table_opmode_note.md).
+  Position Control Mode ignores a Homing Offset beyond +-1024 (control_table_homingoffset.md).
 - Broadcast reads/writes get no status packet; ping always answers, whatever the Status Return Level.
 - Bus Watchdog (98, 20 ms units, 2.0 only; control_table_buswatchdog.md): with torque on, when no instruction
   packet has reached the servo for longer than the set time, "the DYNAMIXEL will stop" with Profile

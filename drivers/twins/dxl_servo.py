@@ -110,15 +110,21 @@ class Servo:
     def _present_ticks(self, angle_rad: float) -> int:
         ticks = self.zero_ticks + mx64.rad_to_ticks(angle_rad)
         if not self.p1:
-            return ticks + self.get("Homing Offset")  # Present = actual + Homing Offset
+            return ticks + self._homing_offset()  # Present = actual + Homing Offset
         if self._multi_turn_p1():  # Present = actual / Resolution Divider + Multi Turn Offset, multi-turn only
             return int(ticks / self.get("Resolution Divider")) + self.get("Multi Turn Offset")
         return ticks
 
+    def _homing_offset(self) -> int:
+        offset = self.get("Homing Offset")
+        if abs(offset) > mx64.HOMING_OFFSET_POSITION_MODE_MAX and self.get("Operating Mode") == mx64.OP_MODE_POSITION:
+            return 0  # Position Control Mode ignores an offset beyond +-1024 (control_table_homingoffset.md)
+        return offset
+
     def _goal_angle_rad(self, goal_ticks: int) -> float:
         """The angle a Goal Position stands for: the inverse of ``_present_ticks``."""
         if not self.p1:
-            goal_ticks -= self.get("Homing Offset")
+            goal_ticks -= self._homing_offset()
         elif self._multi_turn_p1():
             goal_ticks = (goal_ticks - self.get("Multi Turn Offset")) * self.get("Resolution Divider")
         return mx64.ticks_to_rad(goal_ticks - self.zero_ticks)

@@ -313,6 +313,22 @@ def test_turn_count_restarts_at_reboot_and_in_position_mode(bus2):
     assert b.plant.servos[0].goal == pytest.approx(b.plant.servo_state(0).angle_rad)  # holds, no turn back
 
 
+def test_position_mode_ignores_a_homing_offset_beyond_1024(bus2):
+    b = bus2
+    read_position = wire.encode_p2(1, mx64.INST_READ, bytes([132, 0, 4, 0]))
+    b.ok_write(1, 20, 2000, 4)  # valid in extended position mode only (control_table_homingoffset.md)
+    rx, comm = b.raw(read_position)
+    assert (comm, bytes(rx)) == (sdk.COMM_SUCCESS, bytes.fromhex("FF FF FD 00 01 08 00 55 00 00 08 00 00 1C 38"))
+    b.ok_write(1, 11, 4, 1)
+    assert b.ok_read(1, 132, 4) == 2048 + 2000
+    b.ok_write(1, 11, 3, 1)
+    b.ok_write(1, 20, 1000, 4)
+    assert b.ok_read(1, 132, 4) == 2048 + 1000
+    b.ok_write(1, 64, 1, 1)
+    b.ok_write(1, 116, 3548, 4)
+    assert b.plant.servos[0].goal == pytest.approx(mx64.ticks_to_rad(500))
+
+
 def test_protocol_1_multi_turn_offset_and_resolution_divider(bus1):
     b = bus1
     read_position = wire.encode_p1(1, mx64.INST_READ, bytes([36, 2]))
