@@ -50,8 +50,9 @@ MOTIVE_FOR_NATNET = {2: (1, 10, 0, 0), 3: (2, 1, 0, 0), 4: (3, 1, 0, 0)}  # app 
 def counted_without_header(data: bytes) -> bytes:
     """A request as the NatNet spec frames it. Some NatNet 2.x clients count the 4-byte header in nDataBytes
     (nDataBytes == the datagram's length); Motive answers them all the same, so the twin reads the payload
-    as what follows the header."""
-    if len(data) >= 4 and struct.unpack_from("<H", data, 2)[0] == len(data) > 4:
+    as what follows the header. That includes a bare header saying 4: the PyPI natnetclient's ping and
+    model-definition request (00 00 04 00, 04 00 04 00), which its constructor waits on."""
+    if len(data) >= 4 and struct.unpack_from("<H", data, 2)[0] == len(data):
         return data[:2] + struct.pack("<H", len(data) - 4) + data[4:]
     return data
 

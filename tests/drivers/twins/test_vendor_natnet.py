@@ -174,6 +174,25 @@ def test_requests_are_answered_whether_or_not_the_length_counts_the_header(motiv
     assert decode_packet(info).MESSAGE_ID == nn.MessageId.SERVERINFO and len(info) == 283
 
 
+@pytest.mark.parametrize("message_id", [nn.MessageId.CONNECT, nn.MessageId.REQUEST_MODELDEF],
+                         ids=["ping", "modeldef"])
+def test_a_bare_header_whose_length_counts_itself_is_answered(motive, message_id):
+    """The PyPI natnetclient pings and asks for the model definitions with the 4-byte datagram (id, 4), and its
+    constructor waits for both answers: Motive gives the ones it gives (id, 0)."""
+    def answer(datagram: bytes) -> bytes:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.settimeout(2.0)
+            sock.sendto(datagram, (motive.address, motive.command_port))
+            while (reply := sock.recvfrom(65536)[0])[:2] == struct.pack("<H", nn.MessageId.FRAMEOFDATA):
+                pass   # a connected client's frames may come first
+            return reply
+
+    counted = answer(struct.pack("<HH", message_id, 4))
+    assert counted[:2] == struct.pack("<H", message_id + 1)   # SERVERINFO / MODELDEF
+    assert counted == answer(struct.pack("<HH", message_id, 0))
+    assert motive.malformed_requests == 0
+
+
 def test_unrecognized_request_gets_motives_264_byte_sender(motive):
     """The real capture: "TestRequest" -> message 100 with a 264-byte sSender named NatNetLib."""
     real = bytes.fromhex(next(line for line in (FIXTURES / "derived" / "traffic_v3_udp_payloads.jsonl")
