@@ -239,15 +239,20 @@ class MotiveTwin:
                                                        VISIBLE_PARAMS if visible[i] else OCCLUDED_PARAMS, residual))
         frame.marker_sets.append(nn.MarkerSetData(MARKER_SET, [m.position_m for m in frame.labeled_markers]))
         frame.unlabeled_markers_m = [_xyz(p) for p in points[visible]]
+        # NatNet 2.x bodies carry their markers: the labeled ones' positions and sizes, numbered within the body
+        # (the 1.7, 1.9 and 2.10 captures); encode() leaves them out of 3.0+ streams.
+        body_markers: list[list[nn.RigidBodyMarker]] = [[] for _ in BONES]
+        for m in frame.labeled_markers:
+            body_markers[m.model_id - 1].append(nn.RigidBodyMarker(m.position_m, m.marker_id, m.size_m))
         quats = quaternions_xyzw([R for *_, R in poses])
         for b, (_, p, _) in enumerate(poses):
             if len(errors[b]) >= self.min_markers:
                 self._last_poses[b] = (p.copy(), quats[b])
                 body = nn.RigidBodyData(b + 1, _xyz(p), self._last_poses[b][1],
-                                     float(np.mean(errors[b])), nn.RIGID_BODY_TRACKING_VALID)
+                                     float(np.mean(errors[b])), nn.RIGID_BODY_TRACKING_VALID, body_markers[b])
             else:
                 last_p, last_q = self._last_poses[b]
-                body = nn.RigidBodyData(b + 1, _xyz(last_p), last_q, 0.0, 0)
+                body = nn.RigidBodyData(b + 1, _xyz(last_p), last_q, 0.0, 0, body_markers[b])
             frame.rigid_bodies.append(body)
         transmit = self._ticks()
         frame.camera_mid_exposure_ticks = transmit - int(SYSTEM_LATENCY_S * HR_CLOCK_HZ)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -165,6 +166,24 @@ def test_natnet_30_twin_is_detected_from_server_info(plant):
         assert c.server_info.app_version == (2, 1, 0, 0) and c.version == (3, 0, 0, 0)
         _assert_matches_plant(_frames(c, 2)[-1].frame, plant)
         assert c.request("Bitstream,4.1").as_int() != 0      # Motive 2.x cannot change its stream
+
+
+def test_natnet_2_bodies_carry_their_markers_as_motive_sends_them(plant):
+    """A NatNet 2.x frame lists each body's markers in the body - the labeled ones' positions, ids within the
+    body, sizes - as the Motive 1.7, 1.9 and 2.10 captures do; 3.0 moved them to the model definitions."""
+    twin = MotiveTwin(plant, natnet_version=(2, 10, 0, 0))   # not started: one frame, built and encoded
+    frame = twin.build_frame()
+    data = encode(frame, twin.natnet_version)
+    for body in frame.rigid_bodies:
+        labeled = [m for m in frame.labeled_markers if m.model_id == body.id]
+        n = len(labeled)
+        expected = (struct.pack("<i3f4fi", body.id, *body.position_m, *body.orientation, n)
+                    + b"".join(struct.pack("<3f", *m.position_m) for m in labeled)
+                    + struct.pack(f"<{n}i{n}ffh", *(m.marker_id for m in labeled), *(m.size_m for m in labeled),
+                                  body.mean_error_m, body.params))
+        assert n == 3 and expected in data
+    bare = replace(frame, rigid_bodies=[replace(b, markers=None) for b in frame.rigid_bodies])
+    assert all(encode(frame, v) == encode(bare, v) for v in ((3, 0), (4, 1)))  # the 3.0+ streams are as before
 
 
 def test_time_scale_multiplies_the_frame_rate(plant):
