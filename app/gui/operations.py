@@ -614,6 +614,8 @@ class Operations:
         can_move = self.core is not None and not self.estop_latched and self.moving is None and not busy
         can_start = can_move and w.protocol_panel.suite is not None and not self.starting
         w.protocol_panel.set_buttons(phase, can_start, can_move, self.has_start)
+        setting_up = bool(self.run_status is not None and self.run_status.operator_needed)
+        w.rig_panel.tare_button.setEnabled(self.core is not None and self.moving is None and (not busy or setting_up))
         if busy and phase in RUN_OVER:   # the core is still closing the run: acknowledged once it is over
             w.protocol_panel.buttons["reset"].setEnabled(False)
         if self.core is None:

@@ -321,6 +321,12 @@ class RigCore:
     def _tare(self, args: dict, who: str) -> dict:
         if not self._rig.has_nano17:
             raise DeviceError("rig", "no Nano17 on this rig")
+        busy = self.moving is not None or self._slot.busy or self._rig.engine is not None
+        if busy and not self._slot.awaiting_setup:
+            # A bias taken under load hides that load from the fingertip force limit for the rest of the run.
+            # A run waiting for a person to set the finger up may be tared: before the finger is placed.
+            raise DeviceError("rig", f"the Nano17 is tared unloaded, not while the servos are busy "
+                                     f"({self.moving or self._slot.state}); tare once it is over")
         return {"tared": bool(self._rig.tare_nano17(wait_s=1.0))}
 
     def _move(self, args: dict, who: str) -> dict:

@@ -251,6 +251,12 @@ class RunSlot:
             out["report"] = self.report
         return out
 
+    @property
+    def awaiting_setup(self) -> bool:
+        """The run is paused for a person to set the finger up for its next trial (servos holding)."""
+        exp = self.run.experiment if self.run is not None else None
+        return exp is not None and exp.runner.awaiting_setup
+
     def _operator_needed(self) -> dict | None:
         exp = self.run.experiment if self.run is not None else None
         if exp is None or not exp.runner.awaiting_setup or exp.runner.current is None:

@@ -254,6 +254,7 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     choose_one_trial(window)
     window.protocol_panel.buttons["start"].click()
     wait_for_actuate(qtbot, window)
+    assert not window.rig_panel.tare_button.isEnabled()   # never a bias taken under the pull's load
     estops = core.hub.subscribe("test-estop", {"events"}, maxsize=1000)
     pressed = time.monotonic()
     qtbot.keyClick(window, Qt.Key.Key_Escape)

@@ -328,6 +328,24 @@ def test_rig_status_says_what_the_core_is_doing_from_any_terminal(core, tmp_path
     assert nobody.returncode == 3 and nobody.stderr.count("\n") == 1 and "no core serves" in nobody.stderr
 
 
+def test_a_tare_while_the_servos_pull_is_refused_and_the_run_goes_on(core, tmp_path):
+    """A bias taken mid-trial would hide the load on the fingertip from its force limit for the rest of the run:
+    the core refuses it, as the window's greyed button does; between runs the tare is done."""
+    from uartlab.errors import DeviceError
+
+    base, _ = core
+    with CoreClient(base, subscribe=False) as client:
+        client.request("reset")
+        submit(client, tmp_path, pull_s=2.0)
+        wait_phase(client, {"ACTUATE"})
+        with pytest.raises(DeviceError, match="the Nano17 is tared unloaded, not while the servos are busy"):
+            client.request("tare")
+        run = wait_over(client)
+        assert run["phase"] == "DONE" and [r["outcome"] for r in run["results"]] == ["settled"]
+        client.request("reset")
+        assert client.request("tare") == {"tared": True}
+
+
 def test_estop_without_a_core_says_so_in_one_line_and_exits_3(tmp_path):
     proc = subprocess.run([*CLI, "estop", "--core", f"ipc://{tmp_path}/none", "why"], capture_output=True, text=True,
                           timeout=30)

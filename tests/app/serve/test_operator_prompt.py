@@ -88,6 +88,8 @@ def test_at_a_terminal_the_operator_is_asked_and_enter_goes_on(real_core, tmp_pa
     text = ""
     try:
         text = read_until(main, PROMPT, timeout_s=120)
+        with CoreClient(base, subscribe=False) as client:   # before placing the finger: the tare is allowed
+            assert client.request("tare") == {"tared": True}
         os.write(main, b"\n")
         text += read_until(main, "session file:", timeout_s=120)
         assert proc.wait(60) == 0, text
