@@ -208,7 +208,12 @@ class Mx64Bus(Mx64Link):
         that does not answer (a lost servo) is named in the event."""
         self._sync_write("Torque Enable", [0] * 6)
         self._goal_ticks = None
-        states = {dxl_id: self._confirm_torque_off(dxl_id) for dxl_id in self.ids}
+        states = {}
+        for dxl_id in self.ids:
+            # On a bus gone silent each confirmation is a packet timeout: a waiting command (the control loop's
+            # tick) or the E-stop goes out between them, not after all six.
+            self._between_tries()
+            states[dxl_id] = self._confirm_torque_off(dxl_id)
         silent = [f"ID {i} ({self.tendon(i)})" for i, state in states.items() if state is None]
         self._event(None, "torque off", "all servos" + (f"; no answer from {', '.join(silent)}" if silent else ""))
         for dxl_id, state in states.items():

@@ -111,6 +111,44 @@ def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_ser
     assert len(waits_s) >= 3
 
 
+def test_a_command_waits_for_one_confirmation_when_the_whole_bus_goes_silent(twin_and_bus):
+    """Every servo stops answering (the bus's power or cable lost): the stream's read fails and turns torque off,
+    confirming it servo by servo, each confirmation a packet timeout. The control loop's commands go out
+    between them, so its ticks (and the interlocks they check) go on."""
+    twin, bus = twin_and_bus
+    actuators = LockedActuators(bus)
+    actuators.connect()
+    actuators.enable()
+    hold_m = actuators.read().excursion_m
+    for dxl_id in bus.ids:
+        twin.bus.unplug(dxl_id)
+    read_error: list[BaseException] = []
+
+    def read_silent_bus() -> None:
+        try:
+            actuators.read()
+        except Exception as exc:  # no servo answers: expected
+            read_error.append(exc)
+
+    reader = threading.Thread(target=read_silent_bus)
+    reader.start()
+    time.sleep(0.02)  # the group read is on the wire
+    waits_s, started = [], time.monotonic()
+    while reader.is_alive():
+        t0 = time.monotonic()
+        actuators.command(hold_m)
+        waits_s.append(time.monotonic() - t0)
+        time.sleep(0.01)
+    read_s = time.monotonic() - started
+    for dxl_id in bus.ids:
+        twin.bus.replug(dxl_id)
+    assert read_error and "no reply" in str(read_error[0])
+    timeout_s = bus.packet_timeout_ms / 1e3
+    assert read_s > 8 * timeout_s, read_s   # the read's three tries and six confirmations
+    # a command waiting for all six confirmations (two thirds of the read) fails here
+    assert max(waits_s) < 0.4 * read_s, (max(waits_s), timeout_s, read_s)
+
+
 def test_a_background_holder_lets_an_urgent_caller_in_between_transactions():
     from uartlab.app.rig.locked_actuators import BusLock
 
