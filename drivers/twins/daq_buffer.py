@@ -59,6 +59,17 @@ class EveryNSubscription:
         self.events.put(None)  # ends the stream now rather than at its next poll
 
 
+class DoneSubscription:
+    """One done-event registration; its gRPC stream drains ``events``: the status each time the task
+    finishes by itself (0 when a finite acquisition completes, the error code when an error stops it)."""
+
+    def __init__(self) -> None:
+        self.events: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+
+    def close(self) -> None:
+        self.events.put(None)
+
+
 @dataclass
 class ReadBlock:
     """What one read returns, before it is laid out for a reply."""

@@ -5,7 +5,7 @@
 
 The unmodified nidaqmx client (1.7.0) talks to it as to NI gRPC Device Server. The RPCs of AI voltage
 acquisition are implemented (see ``DaqServicer``): channels and their properties, timing, triggers, reads
-of arrays and of waveforms (``daq_waveform``), every-N-samples events, TDMS logging (``daq_tdms``).
+of arrays and of waveforms (``daq_waveform``), every-N-samples and done events, TDMS logging (``daq_tdms``).
 Every other RPC of the service answers as NI-DAQmx on a USB-6210 would, with NI's error code
 (``daq_not_supported``), not gRPC's UNIMPLEMENTED. Errors travel the way
 grpc-device sends them (source/server/converters.h, ApiErrorAndDescriptionToStatus): status UNKNOWN,
@@ -77,6 +77,20 @@ def _rpc(method):
                                        f"Request: {type(request).__name__}({str(request)[:300]!r})"))
 
     return wrapper
+
+
+def _event_stream(context: grpc.ServicerContext, sub, reply):
+    """An event registration's replies, until it is unregistered, its task cleared or the stream cancelled."""
+    context.add_callback(sub.close)  # a cancelled stream wakes its own loop
+    context.send_initial_metadata(())
+    while context.is_active():
+        try:
+            item = sub.events.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if item is None:
+            return
+        yield reply(item)
 
 
 def _enum(request, field: str) -> int:
@@ -259,18 +273,24 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
     def RegisterEveryNSamplesEvent(self, request, context):
         """Server-streaming: initial metadata once registered (the client waits for it before it starts
         the task), then one message per N samples acquired, until unregistered, cleared or cancelled."""
-        sub = self._register_every_n(request, context)
-        context.add_callback(sub.close)  # a cancelled stream wakes its own loop
-        context.send_initial_metadata(())
-        while context.is_active():
-            try:
-                n = sub.events.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if n is None:
-                return
-            yield pb.RegisterEveryNSamplesEventResponse(
-                every_n_samples_event_type_raw=C.EveryNSamplesEventType.ACQUIRED_INTO_BUFFER.value, n_samples=n)
+        yield from _event_stream(context, self._register_every_n(request, context),
+                                 lambda n: pb.RegisterEveryNSamplesEventResponse(
+                                     every_n_samples_event_type_raw=C.EveryNSamplesEventType.ACQUIRED_INTO_BUFFER.value,
+                                     n_samples=n))
+
+    def RegisterDoneEvent(self, request, context):
+        """Server-streaming as the every-N event: one message, with the task's status, each time it finishes."""
+        yield from _event_stream(context, self._register_done(request, context),
+                                 lambda status: pb.RegisterDoneEventResponse(status=status))
+
+    @_rpc
+    def _register_done(self, request, context):
+        return self.task(request).register_done()
+
+    @_rpc
+    def UnregisterDoneEvent(self, request, context):
+        self.task(request).unregister_done()
+        return pb.UnregisterDoneEventResponse()
 
     @_rpc
     def _register_every_n(self, request, context):

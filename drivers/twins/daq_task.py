@@ -1,4 +1,4 @@
-"""The NI USB-6210 as NI-DAQmx presents it: AI voltage channels, sample clock, PC buffer, every-N events.
+"""The NI USB-6210 as NI-DAQmx presents it: AI voltage channels, sample clock, PC buffer, every-N and done events.
 
 Pure Python (no gRPC; ``daq_grpc`` maps NI's RPCs onto ``DaqTask``), behaving as NI-DAQmx does on an
 M Series device (device notes sections 3-4): the driver picks the smallest input range holding
@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from nidaqmx.constants import FillMode, LoggingMode
 from nidaqmx.error_codes import DAQmxErrors as E
-from uartlab.drivers.twins.daq_buffer import DaqStats, EveryNSubscription, ReadBlock, SampleBuffer
+from uartlab.drivers.twins.daq_buffer import DaqStats, DoneSubscription, EveryNSubscription, ReadBlock, SampleBuffer
 from uartlab.drivers.twins.daq_channels import (  # noqa: F401 - re-exported for daq_grpc
     _BAD_VALUE,
     _TERM_NAMES,
@@ -70,6 +70,7 @@ class DaqTask:
         self.error: DaqmxError | None = None
         self.buffer: SampleBuffer | None = None
         self.every_n: EveryNSubscription | None = None
+        self.done_event: DoneSubscription | None = None
         # Digital-edge triggers on a PFI input; nothing drives the twin's PFI lines, so an armed trigger
         # never fires (a board with nothing wired to its trigger input).
         self.start_trigger: str | None = None
@@ -236,6 +237,7 @@ class DaqTask:
     def clear(self) -> None:
         self.stop()
         self._drop_every_n()
+        self._drop_done_event()
 
     def _drop_every_n(self) -> None:
         with self.cond:
@@ -286,6 +288,35 @@ class DaqTask:
                                  "DAQmx software event cannot be unregistered because task is running.")
         self._drop_every_n()
 
+    def register_done(self) -> DoneSubscription:
+        with self.cond:
+            if self.running:
+                raise self._fail(E.CANNOT_REGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
+                                 "DAQmx software event cannot be registered because task is running.")
+            if self.done_event is not None:
+                raise self._fail(E.DONE_EVENT_ALREADY_REGISTERED, "Done event is already registered.")
+            self.done_event = DoneSubscription()
+            return self.done_event
+
+    def unregister_done(self) -> None:
+        with self.cond:
+            if self.running:
+                raise self._fail(E.CANNOT_UNREGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
+                                 "DAQmx software event cannot be unregistered because task is running.")
+        self._drop_done_event()
+
+    def _drop_done_event(self) -> None:
+        with self.cond:
+            if self.done_event is not None:
+                self.done_event.close()
+            self.done_event = None
+
+    def _finished(self, status: int) -> None:
+        """The task stopped by itself (cond held): DAQmx's done event fires; a stop the application asks
+        for does not fire it."""
+        if self.done_event is not None:
+            self.done_event.events.put(status)
+
     # ------------------------------------------------------------ acquisition
     def _sample(self, n: int) -> np.ndarray:
         """(n, channels) volts as the ADC returns them: the plant's columns (DIFF: ai n - ai n+8), clipped
@@ -333,7 +364,7 @@ class DaqTask:
                     self.done = total is not None and produced >= total
                     self.cond.notify_all()
                     if self.done:
-                        return
+                        return self._finished(0)
             next_wake = produced + per_chunk if total is None else min(produced + per_chunk, total)
             stop.wait(min(CHUNK_S, max(0.0, next_wake / rate_per_wall_s - (time.monotonic() - t0))))
 
@@ -352,6 +383,7 @@ class DaqTask:
             "Property: DAQmx_Read_Offset", "Corresponding Value: 0", f"Buffer Size: {len(self._buffer.data)}")
         self.error.samps_per_chan_read = 0
         self.cond.notify_all()
+        self._finished(self.error.code)
 
     # ------------------------------------------------------------ reading
     def read(self, n_req: int, timeout_s: float, fill_mode: int, array_size: int) -> tuple[np.ndarray, int, int]:

@@ -11,6 +11,7 @@ from datetime import timedelta
 import nidaqmx
 import numpy as np
 import pytest
+from conftest import wait_for
 from nidaqmx.constants import (
     READ_ALL_AVAILABLE,
     AcquisitionType,
@@ -189,6 +190,38 @@ def test_a_start_trigger_on_pfi0_waits_for_an_edge_that_never_comes(new_task):
     task.stop()
     task.triggers.start_trigger.disable_start_trig()
     assert len(task.read(10)) == 10
+
+
+# ------------------------------------------------------------ done event
+def test_the_done_event_fires_when_a_finite_acquisition_completes_not_on_stop(new_task):
+    task = new_task()
+    task.ai_channels.add_ai_voltage_chan("Dev1/ai0")
+    task.timing.cfg_samp_clk_timing(1000.0, sample_mode=FINITE, samps_per_chan=100)
+    statuses: list[int] = []
+    task.register_done_event(lambda handle, status, data: statuses.append(status) or 0)
+    assert code_of(lambda: task.register_done_event(lambda *args: 0)) == -200950   # already registered
+    task.start()
+    task.wait_until_done(timeout=2.0)
+    assert wait_for(lambda: statuses == [0])
+    task.stop()
+    task.timing.cfg_samp_clk_timing(1000.0, sample_mode=AcquisitionType.CONTINUOUS)
+    task.start()
+    assert code_of(lambda: task.register_done_event(None)) == -200986   # not while it runs
+    task.stop()   # the application stopped it: no event
+    assert not wait_for(lambda: len(statuses) > 1, timeout_s=0.3)
+    task.register_done_event(None)
+    task.register_done_event(lambda *args: 0)   # unregistered, so it registers again
+
+
+def test_the_done_event_carries_the_error_that_stopped_the_task(new_task):
+    task = new_task()
+    task.ai_channels.add_ai_voltage_chan("Dev1/ai0")
+    task.timing.cfg_samp_clk_timing(10_000.0, sample_mode=AcquisitionType.CONTINUOUS)
+    task.in_stream.input_buf_size = 1000   # 0.1 s, never read
+    statuses: list[int] = []
+    task.register_done_event(lambda handle, status, data: statuses.append(status) or 0)
+    task.start()
+    assert wait_for(lambda: statuses == [-200279])
 
 
 # ------------------------------------------------------------ what the twin does not have: NI's codes
