@@ -361,10 +361,20 @@ class DaqServicer(pb_grpc.NiDAQmxServicer):
 
 
 def _make_get(group: str, response_cls):
-    field = "value_raw" if "value_raw" in response_cls.DESCRIPTOR.fields_by_name else "value"
+    fields = response_cls.DESCRIPTOR.fields_by_name
+    members = set(fields["value"].enum_type.values_by_number) if "value_raw" in fields else None
+
+    def as_enum(raw: int) -> int:
+        return raw if raw in members else 0  # type: ignore[operator]
 
     def get(self, request, context):
-        return response_cls(**{field: self._get(group, _enum(request, "attribute"), request)})
+        value = self._get(group, _enum(request, "attribute"), request)
+        if members is None:
+            return response_cls(value=value)
+        # grpc-device fills both: nidaqmx reads value_raw, clients of the enum read value (0 where the raw
+        # value is no member of the enum)
+        enum = [as_enum(v) for v in value] if isinstance(value, list | tuple) else as_enum(value)
+        return response_cls(value=enum, value_raw=value)
     return get
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import grpc
 import nidaqmx
 import numpy as np
 import pytest
 from conftest import wait_for
+from nidaqmx._stubs import nidaqmx_pb2 as pb
+from nidaqmx._stubs import nidaqmx_pb2_grpc as pb_grpc
 from nidaqmx.constants import (
     READ_ALL_AVAILABLE,
     AcquisitionType,
@@ -19,6 +22,7 @@ from nidaqmx.constants import (
     LoggingOperation,
     TerminalConfiguration,
     TriggerType,
+    UsageTypeAI,
     WaveformAttributeMode,
 )
 from nidaqmx.errors import DaqError, DaqReadError
@@ -222,6 +226,25 @@ def test_the_done_event_carries_the_error_that_stopped_the_task(new_task):
     task.register_done_event(lambda handle, status, data: statuses.append(status) or 0)
     task.start()
     assert wait_for(lambda: statuses == [-200279])
+
+
+# ------------------------------------------------------------ enum properties over the raw gRPC service
+def test_enum_properties_fill_the_enum_and_the_raw_value_as_grpc_device_does(daq_twin):
+    stub = pb_grpc.NiDAQmxStub(grpc.insecure_channel(daq_twin.address))
+    task = stub.CreateTask(pb.CreateTaskRequest(session_name="")).task
+    try:
+        stub.CreateAIVoltageChan(pb.CreateAIVoltageChanRequest(
+            task=task, physical_channel="Dev1/ai6", terminal_config=pb.INPUT_TERM_CFG_WITH_DEFAULT_RSE,
+            min_val=-10.0, max_val=10.0, units=pb.VOLTAGE_UNITS2_VOLTS))
+        term = stub.GetChanAttributeInt32(pb.GetChanAttributeInt32Request(
+            task=task, channel="Dev1/ai6", attribute=pb.CHANNEL_ATTRIBUTE_AI_TERM_CFG))
+        assert (term.value, term.value_raw) == (pb.CHANNEL_INT32_INPUT_TERM_CFG_RSE, TerminalConfiguration.RSE.value)
+        types = stub.GetDeviceAttributeInt32Array(pb.GetDeviceAttributeInt32ArrayRequest(
+            device_name="Dev1", attribute=pb.DEVICE_ATTRIBUTE_AI_SUPPORTED_MEAS_TYPES))
+        assert list(types.value) == [pb.DEVICE_INT32_AI_MEASUREMENT_TYPE_VOLTAGE]
+        assert list(types.value_raw) == [UsageTypeAI.VOLTAGE.value]
+    finally:
+        stub.ClearTask(pb.ClearTaskRequest(task=task))
 
 
 # ------------------------------------------------------------ what the twin does not have: NI's codes
