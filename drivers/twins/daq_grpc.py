@@ -66,6 +66,7 @@ def _rpc(method):
     @functools.wraps(method)
     def wrapper(self, request, context):
         try:
+            _check_enums_set(request)
             return method(self, request, context)
         except DaqmxError as exc:
             _abort(context, exc)
@@ -77,6 +78,20 @@ def _rpc(method):
                                        f"Request: {type(request).__name__}({str(request)[:300]!r})"))
 
     return wrapper
+
+
+# grpc-device's hand-written waveform reads take an unset waveform_attribute_mode as 0; its generated code
+# refuses every other enum parameter given neither as the enum nor as _raw.
+_ENUMS_WITH_DEFAULT = {"waveform_attribute_mode_enum"}
+
+
+def _check_enums_set(request) -> None:
+    """grpc-device rejects such a request itself (INVALID_ARGUMENT, no ni-error) before NI-DAQmx sees it."""
+    for oneof in request.DESCRIPTOR.oneofs:
+        if oneof.name.endswith("_enum") and oneof.name not in _ENUMS_WITH_DEFAULT \
+                and request.WhichOneof(oneof.name) is None:
+            raise RpcAbort(grpc.StatusCode.INVALID_ARGUMENT,
+                           f"The value for {oneof.name.removesuffix('_enum')} was not specified or out of range")
 
 
 def _event_stream(context: grpc.ServicerContext, sub, reply):

@@ -238,11 +238,15 @@ def test_bad_input_never_crashes_the_server(daq_twin, new_task):
         return excinfo.value.code(), codes[0] if codes else None
 
     nobody = Session(name="no such task")
-    assert ni_error(lambda: stub.ReadAnalogF64(pb.ReadAnalogF64Request(task=nobody, num_samps_per_chan=5))) \
+    assert ni_error(lambda: stub.ReadAnalogF64(pb.ReadAnalogF64Request(task=nobody, num_samps_per_chan=5,
+                                                              fill_mode_raw=0))) \
         == (grpc.StatusCode.UNKNOWN, -200088)
     session = stub.CreateTask(pb.CreateTaskRequest(session_name="")).task
     no_units = pb.CreateAIVoltageChanRequest(task=session, physical_channel="Dev1/ai0")  # enum fields left unset
-    assert ni_error(lambda: stub.CreateAIVoltageChan(no_units))[1] == -200077
+    assert ni_error(lambda: stub.CreateAIVoltageChan(no_units)) == (grpc.StatusCode.INVALID_ARGUMENT, None)
+    with pytest.raises(grpc.RpcError) as excinfo:   # grpc-device's own words, naming the first such field
+        stub.CreateAIVoltageChan(no_units)
+    assert excinfo.value.details() == "The value for terminal_config was not specified or out of range"
     assert ni_error(lambda: stub.StartTask(pb.StartTaskRequest(task=session)))[1] == -200478  # no channels
     stub.ClearTask(pb.ClearTaskRequest(task=session))
     wrong_type = pb.GetDeviceAttributeDoubleRequest(device_name="Dev1", attribute_raw=0x631)  # a string property
