@@ -53,8 +53,9 @@ def status_main(args: argparse.Namespace) -> int:
 
     from uartlab.app.serve.client import CONNECT_TIMEOUT_S, CoreClient
 
-    with CoreClient(args.core, subscribe=False, keys_dir=args.keys, timeout_s=CONNECT_TIMEOUT_S) as core:
-        hello = core.hello
+    with CoreClient(args.core, subscribe=False, keys_dir=args.keys, timeout_s=CONNECT_TIMEOUT_S,
+                    hello=False) as core:   # a look, not an attach: the session's events stay the run's
+        hello = core.request("describe", timeout_s=CONNECT_TIMEOUT_S)
     if args.json:
         print(json.dumps({k: hello.get(k) for k in ("pid", "base", "config_source", "time_scale", "status")},
                          default=str))

@@ -213,6 +213,8 @@ class RigCore:
             "hello": Op(self._hello, commands=False),
             "snapshot": Op(self._snapshot, commands=False),
             "status": Op(lambda args, who: self.status(), commands=False),
+            # the hello without attaching: a look from `uartlab rig status`, not a client to record
+            "describe": Op(lambda args, who: self._description(), commands=False),
             "run": Op(self._run),
             "pause": Op(lambda args, who: self._slot.pause()),
             "resume": Op(lambda args, who: self._slot.resume()),

@@ -322,6 +322,8 @@ def test_rig_status_says_what_the_core_is_doing_from_any_terminal(core, tmp_path
     assert lines[3].startswith(f"recording: {run['session_file']} (")
     assert lines[4] == "E-stop: not latched"
     assert after.returncode == 0 and "'short': ABORTED: the status was read\n" in after.stdout
+    with SessionFile(run["session_file"]) as f:   # a look at the core is not a client attaching to the run
+        assert not [e.message for e in f.events() if "client attached" in e.message]
     assert f"recording: none (the last run's file: {run['session_file']})" in after.stdout
     nobody = subprocess.run([*CLI, "rig", "status", "--core", f"ipc://{tmp_path}/none"], capture_output=True,
                             text=True, timeout=30)
