@@ -17,6 +17,8 @@ FDP, FDS, ED, DI, PI, LUM = range(6)
 
 # Initial poses of the paper's experiments (Fig. 12).
 POSES: tuple[str, ...] = ("Flex", "Hook", "Curl")
+# A contact surface's tilt (suites, the twin): beyond +-180 deg it is a typo, not an angle.
+MAX_SURFACE_ANGLE_DEG = 180.0
 
 
 def tendon_index(name: str) -> int:

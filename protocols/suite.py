@@ -42,6 +42,7 @@ from importlib import resources
 from pathlib import Path
 
 from uartlab.drivers.interfaces import ConfigError
+from uartlab.names import MAX_SURFACE_ANGLE_DEG
 from uartlab.protocols.limits import (  # noqa: F401 - DEFAULT_MAX_* re-exported: their old home
     DEFAULT_CEILINGS,
     DEFAULT_MAX_EXCURSION_MM,
@@ -369,6 +370,8 @@ class _Parser:
         angle = raw.get("surface_angle_deg")
         if angle is not None:
             angle = self.number(f"{k}.surface_angle_deg", angle, 0.0, positive=False)
+            if abs(angle) > MAX_SURFACE_ANGLE_DEG:
+                self.error(f"{k}.surface_angle_deg", f"must be within ±{MAX_SURFACE_ANGLE_DEG:g} deg, got {angle:g}")
         back = raw.get("return", False)
         if not isinstance(back, bool):
             self.error(f"{k}.return", f"must be true or false, got {back!r}")

@@ -26,6 +26,7 @@ from uartlab.drivers.mx64 import CENTER_TICKS
 from uartlab.drivers.mx64_bus import WATCHDOG_MS
 from uartlab.drivers.sea import SeaCalibration, SeaGeometry, sea_problem
 from uartlab.drivers.usb6210 import parse_channels
+from uartlab.names import MAX_SURFACE_ANGLE_DEG
 from uartlab.protocols.interlocks import DEFAULT_MAX_STREAM_AGE_S as PROTOCOL_MAX_STREAM_AGE_S
 from uartlab.protocols.limits import Ceilings, Limits
 from uartlab.schema import DEFAULT_CONTROL_RATE_HZ
@@ -426,9 +427,11 @@ def _twin(t: _Table) -> TwinConfig:
     speed = t.number("speed", 1.0, positive=True)
     if (problem := twin_speed_problem(speed)) is not None:
         raise t.error("speed", problem)
+    angle = t.number("surface_angle_deg", None)
+    if angle is not None and abs(angle) > MAX_SURFACE_ANGLE_DEG:
+        raise t.error("surface_angle_deg", f"must be within ±{MAX_SURFACE_ANGLE_DEG:g} deg, got {angle:g}")
     cfg = TwinConfig(speed, t.integer("seed", 0, 0, 2**32 - 1),
-                     _perturbation(t), t.choice("pose", "Flex", POSES),
-                     t.number("surface_angle_deg", None))
+                     _perturbation(t), t.choice("pose", "Flex", POSES), angle)
     t.done()
     return cfg
 

@@ -140,6 +140,8 @@ def _line(text: str, needle: str, nth: int = 0) -> int:
     ('repeats = 2', 'settle = { hold_s = 30 }\nrepeats = 2', "suite.settle.hold_s",
      "30 s is not shorter than timeout_s (20 s): no trial could ever settle", 0),
     ('repeats = 2', 'description = 3\nrepeats = 2', "suite.description", "must be a string, got 3", 0),
+    ('surface_angle_deg = 45', 'surface_angle_deg = 4500', "trial[1].surface_angle_deg",
+     "must be within ±180 deg, got 4500", 0),
 ])
 def test_every_error_names_file_line_and_key(old, new, key, reason, nth):
     text = GOOD.replace(old, new, 1)

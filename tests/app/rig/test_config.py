@@ -78,6 +78,8 @@ BAD = [  # (what to replace, with what, key, reason pattern, line marker)
     ('server = "127.0.0.1"', 'server = " "', "mocap.server", "empty", "server ="),
     ('pose = "Flex"', 'pose = "Fist"', "twin.pose", "unknown value 'Fist'", "pose ="),
     ("speed = 1.0", "speed = 0", "twin.speed", "> 0", "speed ="),
+    ('pose = "Flex"', 'pose = "Flex"\nsurface_angle_deg = -270', "twin.surface_angle_deg", "within ±180 deg",
+     "surface_angle_deg ="),
     ("speed = 1.0", "speed = 1e-300", "twin.speed", r"slower than a twin rig is run \(at least 0.01x\)", "speed ="),
     # values finite and positive that no rig can run with: each refused with what it may be
     ("poll_rate_hz = 200.0", "poll_rate_hz = 1e308", "actuators.poll_rate_hz", "at most 1000 Hz", "poll_rate_hz ="),
