@@ -267,11 +267,16 @@ class DaqTask:
                 raise self._fail(E.WAIT_UNTIL_DONE_DOES_NOT_INDICATE_DONE, "Wait Until Done did not indicate that "
                                  "the task was done within the specified timeout.", f"Timeout: {timeout_s}")
 
+    def _refuse_event_change_while_running(self, register: bool) -> None:
+        """DAQmx registers and unregisters its software events (every N samples, done) only while stopped."""
+        if self.running:
+            code, verb = ((E.CANNOT_REGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING, "registered") if register
+                          else (E.CANNOT_UNREGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING, "unregistered"))
+            raise self._fail(code, f"DAQmx software event cannot be {verb} because task is running.")
+
     def register_every_n(self, n_samples: int) -> EveryNSubscription:
         with self.cond:
-            if self.running:
-                raise self._fail(E.CANNOT_REGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
-                                 "DAQmx software event cannot be registered because task is running.")
+            self._refuse_event_change_while_running(register=True)
             if n_samples == 0:
                 raise self._fail(E.EVERY_N_SAMPS_EVENT_INTERVAL_ZERO_NOT_SUPPORTED,
                                  "Every N Samples Event interval of zero is not supported.")
@@ -283,16 +288,12 @@ class DaqTask:
 
     def unregister_every_n(self) -> None:
         with self.cond:
-            if self.running:
-                raise self._fail(E.CANNOT_UNREGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
-                                 "DAQmx software event cannot be unregistered because task is running.")
+            self._refuse_event_change_while_running(register=False)
         self._drop_every_n()
 
     def register_done(self) -> DoneSubscription:
         with self.cond:
-            if self.running:
-                raise self._fail(E.CANNOT_REGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
-                                 "DAQmx software event cannot be registered because task is running.")
+            self._refuse_event_change_while_running(register=True)
             if self.done_event is not None:
                 raise self._fail(E.DONE_EVENT_ALREADY_REGISTERED, "Done event is already registered.")
             self.done_event = DoneSubscription()
@@ -300,9 +301,7 @@ class DaqTask:
 
     def unregister_done(self) -> None:
         with self.cond:
-            if self.running:
-                raise self._fail(E.CANNOT_UNREGISTER_DA_QMX_SOFTWARE_EVENT_WHILE_TASK_IS_RUNNING,
-                                 "DAQmx software event cannot be unregistered because task is running.")
+            self._refuse_event_change_while_running(register=False)
         self._drop_done_event()
 
     def _drop_done_event(self) -> None:

@@ -68,28 +68,26 @@ def test_the_stream_the_engine_and_the_e_stop_share_the_bus_without_interleaving
     assert np.allclose(actuators.read().excursion_m, hold_m, atol=1e-3)
 
 
-def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_servo(twin_and_bus):
-    """A servo stops answering (its data line cut): the stream's read retries it, packet timeout after packet
-    timeout, and then turns torque off. The engine's commands meanwhile wait for the one transaction in
-    flight, not for the whole read."""
-    twin, bus = twin_and_bus
+def commands_during_a_silent_read(twin, bus, silent_ids) -> tuple[LockedActuators, list, list[float], float]:
+    """Unplug ``silent_ids``, read the bus on a thread (it retries, then turns torque off) and command every
+    10 ms meanwhile: (the actuators, the read's errors, each command's wait in s, the read's duration in s)."""
     actuators = LockedActuators(bus)
     actuators.connect()
     actuators.enable()
     hold_m = actuators.read().excursion_m
-    timeout_s = bus.packet_timeout_ms / 1e3
-    twin.bus.unplug(3)
+    for dxl_id in silent_ids:
+        twin.bus.unplug(dxl_id)
     read_error: list[BaseException] = []
     reading = threading.Event()
 
-    def read_silent_servo() -> None:
+    def read_silent() -> None:
         reading.set()
         try:
             actuators.read()
-        except Exception as exc:  # the lost servo: expected
+        except Exception as exc:  # the lost servos: expected
             read_error.append(exc)
 
-    reader = threading.Thread(target=read_silent_servo)
+    reader = threading.Thread(target=read_silent)
     reader.start()
     reading.wait()
     time.sleep(0.02)  # the group read is on the wire
@@ -100,7 +98,18 @@ def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_ser
         waits_s.append(time.monotonic() - t0)
         time.sleep(0.01)
     read_s = time.monotonic() - started
-    twin.bus.replug(3)
+    for dxl_id in silent_ids:
+        twin.bus.replug(dxl_id)
+    return actuators, read_error, waits_s, read_s
+
+
+def test_a_command_waits_for_one_transaction_not_for_every_retry_of_a_silent_servo(twin_and_bus):
+    """A servo stops answering (its data line cut): the stream's read retries it, packet timeout after packet
+    timeout, and then turns torque off. The engine's commands meanwhile wait for the one transaction in
+    flight, not for the whole read."""
+    twin, bus = twin_and_bus
+    timeout_s = bus.packet_timeout_ms / 1e3
+    actuators, read_error, waits_s, read_s = commands_during_a_silent_read(twin, bus, [3])
     assert read_error and "no reply" in str(read_error[0])
     # the read took its three tries and the torque-off confirmation: four timeouts
     assert read_s > 3.5 * timeout_s, read_s
@@ -116,32 +125,7 @@ def test_a_command_waits_for_one_confirmation_when_the_whole_bus_goes_silent(twi
     confirming it servo by servo, each confirmation a packet timeout. The control loop's commands go out
     between them, so its ticks (and the interlocks they check) go on."""
     twin, bus = twin_and_bus
-    actuators = LockedActuators(bus)
-    actuators.connect()
-    actuators.enable()
-    hold_m = actuators.read().excursion_m
-    for dxl_id in bus.ids:
-        twin.bus.unplug(dxl_id)
-    read_error: list[BaseException] = []
-
-    def read_silent_bus() -> None:
-        try:
-            actuators.read()
-        except Exception as exc:  # no servo answers: expected
-            read_error.append(exc)
-
-    reader = threading.Thread(target=read_silent_bus)
-    reader.start()
-    time.sleep(0.02)  # the group read is on the wire
-    waits_s, started = [], time.monotonic()
-    while reader.is_alive():
-        t0 = time.monotonic()
-        actuators.command(hold_m)
-        waits_s.append(time.monotonic() - t0)
-        time.sleep(0.01)
-    read_s = time.monotonic() - started
-    for dxl_id in bus.ids:
-        twin.bus.replug(dxl_id)
+    _, read_error, waits_s, read_s = commands_during_a_silent_read(twin, bus, bus.ids)
     assert read_error and "no reply" in str(read_error[0])
     timeout_s = bus.packet_timeout_ms / 1e3
     assert read_s > 8 * timeout_s, read_s   # the read's three tries and six confirmations
