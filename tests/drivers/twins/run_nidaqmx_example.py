@@ -7,12 +7,15 @@ the local NI-DAQmx library. nidaqmx has no setting for a default remote server: 
 each object it makes. Every such object asks one function, ``nidaqmx.utils._select_interpreter``, which
 talks gRPC when given options and loads the library otherwise; this script makes that function use the server
 at HOST:PORT when a program gives none (each task on its own server-named session), then runs the example as
-``__main__`` with this process's stdin, stdout, cwd and signals.
+``__main__`` with this process's stdin, stdout, cwd and signals. SIGUSR1 prints every thread's stack to stderr
+(the tests send it to an example that does not end, before killing it).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import runpy
+import signal
 import sys
 
 import grpc
@@ -34,6 +37,7 @@ def main(address: str, example: str) -> None:
 
 
 if __name__ == "__main__":
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     if len(sys.argv) != 3:
         sys.exit("usage: run_nidaqmx_example.py HOST:PORT EXAMPLE.py")
     main(sys.argv[1], sys.argv[2])

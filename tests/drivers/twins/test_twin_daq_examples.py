@@ -107,6 +107,8 @@ class Example:
         try:
             self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGUSR1)   # where it hangs, every thread's stack, into its stderr
+            time.sleep(1.0)
             self.proc.kill()
             self.proc.wait()
         for reader in self._readers:
@@ -203,7 +205,7 @@ def test_continuous_acquisition_runs_until_ctrl_c(twin):
     example.wait_for_output(r"Total 2000\.")
     example.proc.send_signal(signal.SIGINT)
     code, stderr = example.finish()
-    assert code == 0, stderr
+    assert code == 0, f"exit {code} after Ctrl+C:\n{example.stdout}\n{stderr}"
     total = int(re.search(r"\nAcquired (\d+) total samples\.\n", example.stdout)[1])
     assert total >= 2000 and total % 1000 == 0
 
@@ -217,7 +219,7 @@ def test_every_n_samples_events_until_enter(twin, name, done):
     example.wait_for_output(done)
     example.press_enter()
     code, stderr = example.finish()
-    assert code == 0, stderr
+    assert code == 0, f"exit {code} after Ctrl+C:\n{example.stdout}\n{stderr}"
     total = int(re.findall(r"(\d+)(?: total samples\.)?\n", example.stdout)[-1])
     assert total >= 2000 and total % 1000 == 0
 
