@@ -33,15 +33,7 @@ import zmq
 from uartlab.app.serve import keys as core_keys
 from uartlab.app.serve import wire
 from uartlab.app.serve.endpoints import Endpoints, endpoints_for
-from uartlab.errors import (
-    ConfigError,
-    DeviceError,
-    InputFileError,
-    InterlockError,
-    OutputError,
-    RecordingError,
-    UartlabError,
-)
+from uartlab.errors import DeviceError, UartlabError
 from uartlab.hub import Hub
 from uartlab.schema import EVENTS, MODEL_STREAM, EventKind, StreamSpec
 from uartlab.streams import Event, Record
@@ -53,9 +45,6 @@ REQUEST_TIMEOUT_S = 10.0   # est.: the slowest request (a recording's close flus
 PUSH_LINGER_MS = 2000      # est.: a model's last samples reach a core on this machine in milliseconds
 PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 RCVHWM = 10_000            # ~10 s of every stream at the twin's rates, while the mirror thread catches up
-# The client raises the error the core met, by kind (app/serve/runs.py ERROR_KINDS), so a CLI exits as if local.
-_KINDS: dict[str, type[Exception]] = {k.__name__: k for k in (ConfigError, InputFileError, DeviceError, OutputError,
-                                                                RecordingError, InterlockError, UartlabError)}
 
 
 class NoCoreError(DeviceError):
@@ -70,7 +59,7 @@ def error_from(kind: str, text: str) -> Exception:
     """The error the core met (its kind's name and one line), as the client raises it."""
     if kind == "internal":
         return RuntimeError(text)
-    return _KINDS.get(kind, CoreRequestError)(text)
+    return wire.ERROR_KINDS.get(kind, CoreRequestError)(text)
 
 
 def who_am_i() -> str:

@@ -2,7 +2,7 @@
 
 A request is one JSON frame ``{"op", "id", "who", "args"}`` from a DEALER; the reply is ``{"id", "ok": true,
 "result"}`` (plus data frames for a snapshot's history) or ``{"id", "ok": false, "error", "kind"}``, where
-``kind`` names the error class the client raises again (app/serve/runs.py ``ERROR_KINDS``). An op that
+``kind`` names the error class the client raises again (app/serve/wire.py ``ERROR_KINDS``). An op that
 changes the rig is refused to a viewer key (app/serve/keys.py) and recorded as an ``operator`` event with
 who sent it: the CurveZMQ key's name, else the client's own ``user@host pid N``. The E-stop does not come
 here: it has its own socket and thread (app/serve/estop_server.py).
@@ -13,7 +13,6 @@ from __future__ import annotations
 import faulthandler
 import logging
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +20,8 @@ from typing import Any
 
 import zmq
 from uartlab.app.serve import keys, wire
-from uartlab.app.serve.runs import error_kind
+from uartlab.app.serve.socket_thread import SocketThread
+from uartlab.app.serve.wire import error_kind
 from uartlab.schema import EventKind
 
 log = logging.getLogger(__name__)
@@ -46,42 +46,27 @@ class Op:
     commands: bool = True                    # changes the rig: operators only, recorded as an event
 
 
-class CommandServer:
+class CommandServer(SocketThread):
     def __init__(self, socket: zmq.Socket, ops: dict[str, Op], hub):
-        self.socket, self.ops, self.hub = socket, ops, hub
-        socket.setsockopt(zmq.LINGER, 0)
+        super().__init__(socket, "core-commands", POLL_MS)
         socket.setsockopt(zmq.ROUTER_MANDATORY, 0)   # a reply to a client gone is dropped, not an error
-        self._stop = threading.Event()
+        self.ops, self.hub = ops, hub
         self._stacks_to = _with_file_descriptor(sys.stderr) or _with_file_descriptor(sys.__stderr__)
-        self._thread = threading.Thread(target=self._run, name="core-commands", daemon=True)
 
-    def start(self) -> CommandServer:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
+    def take(self, frames: list[zmq.Frame]) -> None:
+        if len(frames) < 2:   # [sender, request]
+            return
+        t0 = time.monotonic()
+        if self._stacks_to is not None:
+            faulthandler.dump_traceback_later(SLOW_REQUEST_S, file=self._stacks_to)
         try:
-            while not self._stop.is_set():
-                if not self.socket.poll(POLL_MS):
-                    continue
-                frames = self.socket.recv_multipart(copy=False)
-                if len(frames) < 2:
-                    continue
-                t0 = time.monotonic()
-                if self._stacks_to is not None:
-                    faulthandler.dump_traceback_later(SLOW_REQUEST_S, file=self._stacks_to)
-                try:
-                    out = self.handle(frames[1])
-                finally:
-                    if self._stacks_to is not None:
-                        faulthandler.cancel_dump_traceback_later()
-                if (took_s := time.monotonic() - t0) > SLOW_REQUEST_S:
-                    log.warning("a request took %.1f s to answer (the threads' stacks are above)", took_s)
-                self.socket.send_multipart([frames[0], *out], copy=False)
-        except zmq.ZMQError as exc:
-            log.debug("command server: %s", exc)
+            out = self.handle(frames[1])
         finally:
-            self.socket.close(linger=0)
+            if self._stacks_to is not None:
+                faulthandler.cancel_dump_traceback_later()
+        if (took_s := time.monotonic() - t0) > SLOW_REQUEST_S:
+            log.warning("a request took %.1f s to answer (the threads' stacks are above)", took_s)
+        self.socket.send_multipart([frames[0], *out], copy=False)
 
     def handle(self, frame: zmq.Frame) -> list[Any]:
         request_id = None
@@ -109,9 +94,6 @@ class CommandServer:
         reply = result if isinstance(result, Reply) else Reply(result)
         return [wire.dumps({"id": request_id, "ok": True, "result": reply.result}), *reply.frames]
 
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)
 
 
 def _with_file_descriptor(stream):

@@ -11,11 +11,11 @@ None). Every key may stop the rig, viewers' too (app/serve/keys.py).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 import zmq
 from uartlab.app.serve import keys, wire
+from uartlab.app.serve.socket_thread import SocketThread
 
 log = logging.getLogger(__name__)
 
@@ -27,30 +27,14 @@ def where_recorded(recorded_in: str | None) -> str:
     return f"recorded in {recorded_in}" if recorded_in else "no session file open to record it"
 
 
-class EstopServer:
+class EstopServer(SocketThread):
     def __init__(self, socket: zmq.Socket, act: Callable[[str, str], dict]):
-        self.socket, self.act = socket, act
-        socket.setsockopt(zmq.LINGER, 0)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="core-estop", daemon=True)
+        super().__init__(socket, "core-estop", POLL_MS)
+        self.act = act
 
-    def start(self) -> EstopServer:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                if not self.socket.poll(POLL_MS):
-                    continue
-                frames = self.socket.recv_multipart(copy=False)
-                if len(frames) < 2:
-                    continue
-                self.socket.send_multipart([frames[0], self._handle(frames[1])], copy=False)
-        except zmq.ZMQError as exc:
-            log.debug("E-stop server: %s", exc)
-        finally:
-            self.socket.close(linger=0)
+    def take(self, frames: list[zmq.Frame]) -> None:
+        if len(frames) >= 2:   # [sender, request]
+            self.socket.send_multipart([frames[0], self._handle(frames[1])], copy=False)
 
     def _handle(self, frame: zmq.Frame) -> bytes:
         request_id = None
@@ -65,7 +49,3 @@ class EstopServer:
             log.exception("E-stop failed")
             return wire.dumps({"id": request_id, "ok": False, "error": " ".join(str(exc).split()),
                                "kind": "DeviceError"})
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)

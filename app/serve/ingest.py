@@ -11,10 +11,10 @@ with one logged line (and counted); it never reaches the file.
 from __future__ import annotations
 
 import logging
-import threading
 
 import zmq
 from uartlab.app.serve import wire
+from uartlab.app.serve.socket_thread import SocketThread
 from uartlab.hub import Hub
 from uartlab.schema import MODEL_SOURCE, MODEL_STREAM
 from uartlab.streams import Event
@@ -25,31 +25,14 @@ POLL_MS = 100
 RCVHWM = 1000     # ~10 s of model records at 100 Hz; a flooding client is held back at its own end
 
 
-class Ingest:
+class Ingest(SocketThread):
     def __init__(self, socket: zmq.Socket, hub: Hub):
-        self.socket, self.hub = socket, hub
+        super().__init__(socket, "core-ingest", POLL_MS)
         socket.setsockopt(zmq.RCVHWM, RCVHWM)
-        socket.setsockopt(zmq.LINGER, 0)
+        self.hub = hub
         self.received = self.refused = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="core-ingest", daemon=True)
 
-    def start(self) -> Ingest:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                if not self.socket.poll(POLL_MS):
-                    continue
-                self._take(self.socket.recv_multipart(copy=False))
-        except zmq.ZMQError as exc:
-            log.debug("ingest: %s", exc)
-        finally:
-            self.socket.close(linger=0)
-
-    def _take(self, frames) -> None:
+    def take(self, frames: list[zmq.Frame]) -> None:
         spec = self.hub.specs.get(MODEL_STREAM)
         try:
             item = wire.decode(frames, {MODEL_STREAM: spec} if spec is not None else {})
@@ -65,7 +48,3 @@ class Ingest:
             return
         self.received += 1
         self.hub.publish(item)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)

@@ -22,36 +22,13 @@ from typing import Any
 
 from uartlab.app.run.report import session_file
 from uartlab.app.run.run import Run
+from uartlab.app.serve.wire import error_kind
 from uartlab.drivers.interfaces import DeviceError
-from uartlab.errors import (
-    ConfigError,
-    InputFileError,
-    InterlockError,
-    OutputError,
-    RecordingError,
-    UartlabError,
-)
+from uartlab.errors import ConfigError
 from uartlab.protocols.runner import RUN_OVER
 from uartlab.schema import EventKind
 
 log = logging.getLogger(__name__)
-
-# The error kinds a client can raise again on its side (app/serve/client.py), by name.
-ERROR_KINDS = {k.__name__: k for k in (ConfigError, InputFileError, DeviceError, OutputError, RecordingError,
-                                        InterlockError, UartlabError)}
-
-
-def error_kind(exc: BaseException) -> str:
-    """The nearest kind of ``exc`` a client knows; ValueError is bad input, OSError a device or file."""
-    for kind in type(exc).__mro__:
-        if kind.__name__ in ERROR_KINDS:
-            return kind.__name__
-    if isinstance(exc, ValueError):
-        return ConfigError.__name__
-    if isinstance(exc, OSError):
-        return OutputError.__name__
-    return "internal"
-
 
 @dataclass
 class RunRequest:

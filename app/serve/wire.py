@@ -19,8 +19,34 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+from uartlab.errors import (
+    ConfigError,
+    DeviceError,
+    InputFileError,
+    InterlockError,
+    OutputError,
+    RecordingError,
+    UartlabError,
+)
 from uartlab.schema import EVENTS, EventKind, FieldSpec, StreamSpec
 from uartlab.streams import Event, Record
+
+# The errors a reply can name (``"kind"``) for the client to raise again, so a CLI on a core exits as if the
+# work ran in its own process; any other failure is "internal".
+ERROR_KINDS: dict[str, type[Exception]] = {k.__name__: k for k in (
+    ConfigError, InputFileError, DeviceError, OutputError, RecordingError, InterlockError, UartlabError)}
+
+
+def error_kind(exc: BaseException) -> str:
+    """The nearest kind of ``exc`` a client knows; ValueError is bad input, OSError a device or file."""
+    for kind in type(exc).__mro__:
+        if kind.__name__ in ERROR_KINDS:
+            return kind.__name__
+    if isinstance(exc, ValueError):
+        return ConfigError.__name__
+    if isinstance(exc, OSError):
+        return OutputError.__name__
+    return "internal"
 
 
 class Kind(StrEnum):

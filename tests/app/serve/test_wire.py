@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from uartlab.app.serve import wire
+from uartlab.app.serve.client import error_from
+from uartlab.drivers.interfaces import DeviceError
 from uartlab.schema import EventKind, declared_specs, runner_spec
 from uartlab.streams import Event, Record
 
@@ -57,3 +59,18 @@ def assert_refused(frames, specs, text: str) -> None:
     with pytest.raises(wire.WireError) as info:
         wire.decode(frames, specs)
     assert text in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("raised, raised_again", [
+    (DeviceError("servo 3", "no reply"), "DeviceError"),     # a driver's, a subclass of the kind
+    (ValueError("--speed: must be > 0"), "ConfigError"),        # bad input, wherever it was met
+    (PermissionError(13, "Permission denied", "recordings"), "OutputError"),   # an OSError: a device or file
+    (KeyError("x"), None),                                      # a bug: said as one, not as the user's fault
+])
+def test_an_error_the_core_meets_is_raised_again_by_the_client_as_its_kind(raised, raised_again):
+    kind = wire.error_kind(raised)
+    again = error_from(kind, str(raised))
+    if raised_again is None:
+        assert kind == "internal" and type(again) is RuntimeError
+    else:
+        assert kind == raised_again and type(again).__name__ == raised_again and isinstance(again, Exception)
