@@ -6,12 +6,16 @@ runs the model for every trial and must not hold the GUI thread); its ``progress
 compile, a session skipped) are shown as they come, and the time running counts up, so the tab is never
 silent. Then the folder it wrote is shown: the paper's Tables 4-6 as tables, each trial's measured-versus-model
 curves, the figures at a readable size (compare_views.py), the HTML report, and every file of the folder.
-``results_folder(session)`` is where the window looks first for a session's results.
+``results_folder(session)`` is where the window looks first for a session's results. The folder's files are
+listed on a worker thread, as deep as compare writes them and no more than MAX_LISTED: an operator who picks
+their home folder, a network share or / by mistake gets a bounded list, and the window (its E-stop
+included) never waits for the walk.
 """
 
 from __future__ import annotations
 
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,8 +40,37 @@ from PySide6.QtWidgets import (
 from uartlab.app.cli.progress import parse_line
 from uartlab.app.gui.file_chooser import choose
 from uartlab.app.gui.panels.compare_views import Figures, PaperTables, TrialCurves, fill_table, read_csv, table_widget
+from uartlab.app.gui.tasks import Tasks
 
 SHOWN = (".csv", ".png", ".html", ".htm", ".txt", ".json")
+LISTED_DEPTH = 2      # the folder and its subfolders: compare writes figures/ and transients/ one level down
+MAX_LISTED = 2000     # a full session's results are ~150 files
+
+
+def shown_files(folder: Path) -> tuple[list[Path], bool]:
+    """The files of ``folder`` the panel shows (by SHOWN suffix), LISTED_DEPTH levels deep, at most MAX_LISTED;
+    and whether the walk stopped at that cap."""
+    found: list[Path] = []
+    level = [folder]
+    for _ in range(LISTED_DEPTH):
+        below = []
+        for directory in level:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:   # unreadable: what the operator can open is listed, the rest passed over
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        below.append(Path(entry.path))
+                    elif Path(entry.name).suffix.lower() in SHOWN and entry.is_file():
+                        found.append(Path(entry.path))
+                except OSError:
+                    continue
+                if len(found) >= MAX_LISTED:
+                    return found, True
+        level = below
+    return found, False
 
 
 def results_folder(session_path: str | Path) -> Path:
@@ -115,6 +148,8 @@ class ComparePanel(QWidget):
         lay.addWidget(self.folder_label)
         lay.addWidget(self.views, 1)
         self._pixmap: QPixmap | None = None
+        self.tasks = Tasks(lambda what, exc: self.error.emit(what, str(exc)), self)
+        self._listing: Path | None = None    # the folder whose files are being listed
 
     def _browse(self) -> None:
         start = str(self.folder or (results_folder(self.session).parent if self.session else Path.cwd()))
@@ -154,13 +189,23 @@ class ComparePanel(QWidget):
 
     def _list_files(self, folder: Path) -> None:
         self.files.clear()
-        paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in SHOWN and p.is_file())
+        self._listing = folder
+        self.browser.setHtml(f"<p>Listing the files of {folder}…</p>")
+        self.stack.setCurrentWidget(self.browser)
+        self.tasks.run("compare", lambda: shown_files(folder), lambda found: self._show_files(folder, *found))
+
+    def _show_files(self, folder: Path, paths: list[Path], capped: bool) -> None:
+        if folder != self._listing:   # another folder was opened meanwhile
+            return
         # The report first, then tables, then figures: the order an operator reads them in.
         order = {".html": 0, ".htm": 0, ".csv": 1, ".png": 2}
         for p in sorted(paths, key=lambda p: (order.get(p.suffix.lower(), 3), str(p))):
             item = QListWidgetItem(str(p.relative_to(folder)))
             item.setData(Qt.ItemDataRole.UserRole, str(p))
             self.files.addItem(item)
+        if capped:
+            self.message.emit(f"compare: {folder} holds more than {MAX_LISTED} such files; the first {MAX_LISTED} "
+                              "are listed (is it a comparison's results folder?)")
         if self.files.count():
             self.files.setCurrentRow(0)
         else:

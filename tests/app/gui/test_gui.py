@@ -214,6 +214,7 @@ def test_compare_view_shows_tables_figures_and_the_report(qtbot, window, tmp_pat
     (folder / "report.html").write_text("<h1>Session x: model vs experiment</h1><img src='angles.png'>")
     window.tabs.setCurrentWidget(window.compare)
     window.compare.open_folder(folder)
+    qtbot.waitUntil(lambda: window.compare.files.count() == 3)
     names = [window.compare.files.item(i).text() for i in range(window.compare.files.count())]
     assert names == ["report.html", "steady_state.csv", "angles.png"]
     assert "model vs experiment" in window.compare.browser.toPlainText()
@@ -223,6 +224,27 @@ def test_compare_view_shows_tables_figures_and_the_report(qtbot, window, tmp_pat
     window.compare.files.setCurrentRow(2)
     assert window.compare.stack.currentWidget() is window.compare.image_scroll
     assert not window.compare.image.pixmap().isNull()
+
+
+def test_a_huge_folder_opened_as_results_is_listed_off_the_gui_thread_and_bounded(qtbot, window, tmp_path):
+    """An operator who picks a folder of thousands of files (home, a share, /) by mistake: the window answers at
+    once (the E-stop with it), and the list stops at its cap with a line saying why."""
+    from uartlab.app.gui.panels.compare import MAX_LISTED
+
+    folder = tmp_path / "not_results"
+    for k in range(MAX_LISTED + 50):
+        (folder / f"d{k % 10}").mkdir(parents=True, exist_ok=True)
+        (folder / f"d{k % 10}" / f"t{k}.csv").write_text("a\n1\n")
+    messages = []
+    window.compare.message.connect(messages.append)
+    window.tabs.setCurrentWidget(window.compare)
+    t0 = time.monotonic()
+    window.compare.open_folder(folder)
+    assert window.compare.files.count() == 0, "listed on the GUI thread"
+    assert time.monotonic() - t0 < 1.0
+    qtbot.waitUntil(lambda: window.compare.files.count() == MAX_LISTED, timeout=30000)
+    assert any(f"more than {MAX_LISTED}" in m for m in messages)
+    assert window.errors == []
 
 
 def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, window, tmp_path):
