@@ -5,6 +5,10 @@ Without --rig the procedures drive a twin plant in-process (app/procedures/on_tw
 the rig, through its real drivers (app/procedures/at_rig.py); ``model`` has no at-rig form. Nothing is
 written with --dry-run, and nothing is written when a procedure fails: CalibrationError reaches the user
 as one line, after the procedure has said why it stopped and that the servos hold.
+
+At the rig the operator's signals are `uartlab run`'s: Ctrl-C (or SIGTERM: a window closing, a kill) stops
+the procedure with the servos holding; Ctrl-C again, or Ctrl-\\ (SIGQUIT: what the window's E-stop sends a
+procedure it started), is the E-stop: torque off on all six at once, read back, and said.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import signal
+import threading
 import time
+from contextlib import contextmanager
 
 KINDS = {"sea": "sea", "nano17": "nano17", "servo-zero": "servo_zero", "mocap": "mocap",
          "moment-arms": "moment_arms", "model": "model"}
@@ -252,7 +259,9 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
             of = f" of {total}" if total is not None else ""
             say(f"calibrate {proc}: {done}{of} {unit}s done ({time.monotonic() - started_s:.0f} s)")
 
-    with Rig(config) as rig:
+    # An E-stop while the rig comes up stops here, before anything moves (by default SIGQUIT would dump core).
+    signal.signal(ESTOP_SIGNAL, _stop_before_the_rig_is_up)
+    with Rig(config) as rig, _operator_signals(rig, say):
         if proc == "sea":
             degree = args.degree if args.degree == "auto" else int(args.degree)
             ask = None if rig.twin_plant is not None else input
@@ -270,6 +279,60 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
             k = np.asarray([v * 1e3 for v in args.spring_n_per_mm] * (6 // len(args.spring_n_per_mm)), float)
         return rig_runs.run_moment_arms(rig, tendons or TENDONS * 2, args.amplitude_mm * 1e-3,
                                         spring_stiffness_N_per_m=k, say=say, on_progress=step_done, form=args.form)
+
+
+ESTOP_SIGNAL = signal.SIGQUIT   # Ctrl-\ at a terminal; the window's E-stop for a procedure it started
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+ESTOP_WAIT_S = 0.5   # how long the signal handler waits for torque off before the procedure unwinds
+# Said once the rig is up and these signals are the operator's; before it, nothing has moved (the window sends
+# SIGTERM then, not ESTOP_SIGNAL).
+RIG_UP = "up; Ctrl-C stops the procedure (the servos hold), Ctrl-\\ is the E-stop (torque off)"
+
+
+def _stop_before_the_rig_is_up(_signum, _frame) -> None:
+    raise KeyboardInterrupt("operator E-stop")
+
+
+@contextmanager
+def _operator_signals(rig, say):
+    """While a procedure has the rig: the first stop signal ends it with the servos holding (a
+    KeyboardInterrupt naming it, which the procedure answers with its safe action: nothing written); Ctrl-C
+    again or ESTOP_SIGNAL is the E-stop: torque off now (an E-stop first also ends the procedure). The torque
+    off runs on a thread of its own: the handler runs on the main thread, which may be in the middle of a bus
+    transaction that a torque off must not be sent into (the bus lock lets it in after that transaction)."""
+    from uartlab.app.run.run import estop_rig
+
+    stopping = False
+
+    def estop(why: str) -> None:
+        try:
+            estop_rig(rig, why)
+        except Exception as exc:  # noqa: BLE001 - said to the operator, with what to do
+            say(f"E-STOP FAILED: {exc} (press the rig's hardware E-stop)")
+        else:
+            say(f"E-STOP: {why}: torque off on all six servos")
+
+    def on_signal(signum, _frame) -> None:
+        nonlocal stopping
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        if signum != ESTOP_SIGNAL and not stopping:
+            stopping = True
+            raise KeyboardInterrupt(name)
+        why = f"operator E-stop ({'Ctrl-C again' if signum == signal.SIGINT else name})"
+        torque_off = threading.Thread(target=estop, args=(why,), name="calibrate-estop", daemon=True)
+        torque_off.start()
+        if not stopping:
+            stopping = True
+            torque_off.join(ESTOP_WAIT_S)
+            raise KeyboardInterrupt(why)
+
+    before = {signum: signal.signal(signum, on_signal) for signum in (*STOP_SIGNALS, ESTOP_SIGNAL)}
+    say(f"{rig.config.source}: {RIG_UP}")
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _login() -> str:

@@ -447,6 +447,7 @@ class MainWindow(QMainWindow):
         self.frame_timer.stop()
         self.status_timer.stop()
         self.save_settings()
+        self.calibration.stop_for_close()
         self.ops.shutdown()
         if self.sub is not None:
             self.sub.close()

@@ -370,8 +370,11 @@ class Operations:
         self.estop_latched, self.estop_reason = True, reason
         if self.core is not None:
             self.core.estop(reason)
+        procedure = self.w.calibration.estop()   # one moving a rig from its own process, outside the core
         self.show_safety()
         self.w.log_line(f"E-STOP: {reason}")
+        if procedure is not None:
+            self.w.log_line(f"E-STOP: the running calibration procedure was sent {procedure}")
         self._refresh_buttons()
 
     def _estop_answers(self) -> None:

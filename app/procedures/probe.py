@@ -130,7 +130,10 @@ class RigProbe:
                 self.settle()
             run.finish("the procedure is over")
         except BaseException as exc:
-            reason = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
+            if isinstance(exc, KeyboardInterrupt):   # its argument, if any, names who stopped it (the CLI's signals)
+                reason = f"interrupted ({exc.args[0] if exc.args else 'Ctrl-C'})"
+            else:
+                reason = str(exc)
             how = self.hold()
             message = f"{name} calibration stopped: {reason}; {how}; nothing written"
             self.rig.hub.event(EventKind.CALIBRATION, "calibration", message)  # for whoever records or shows the rig
@@ -146,6 +149,8 @@ class RigProbe:
         run = self._run
         if run is None:
             return "the servos were not moved"
+        if run.estop_reason is not None:
+            return f"torque off ({run.estop_reason})"
         if run.phase is Phase.FAULT:
             reason = run.runner.fault_reason or ""
             trip = run.runner.interlocks.tripped
@@ -157,6 +162,8 @@ class RigProbe:
                    f"(tripped: {reason})"
         run.abort(f"{self.name} calibration stopped")
         run.wait(1.0)
+        if run.estop_reason is not None:   # an E-stop from another thread while it stopped
+            return f"torque off ({run.estop_reason})"
         return "the servos hold where they are"
 
     # ------------------------------------------------------------ servos

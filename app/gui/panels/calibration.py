@@ -8,10 +8,17 @@ opens itself, so that rig must be disconnected here first. The model fit takes r
 (``--session``), else trials it records on the twin. What a procedure writes goes into the store folder chosen here
 (the one rig.toml's ``[calibration] store`` names); the table lists the store's current set with each
 calibration's age, stale ones flagged - the same staleness a run warns about before it starts.
+
+A procedure at a rig moves servos outside the rig core, so the window's E-stop reaches it as a signal: the
+procedure's own E-stop (app/cli/calibrate.py: torque off on all six, read back, said in its output), or, before
+its rig is up and nothing has moved, the stop. Closing the window stops it the same way (the servos hold)
+instead of killing it.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +69,7 @@ class CalibrationPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.process: QProcess | None = None
+        self.at_rig = False   # the running procedure drives a rig (--rig): it moves servos
         # (the Rig tab's rig.toml, "" = the shipped twin; whether that rig is connected): set by the window
         self.rig_source: Callable[[], tuple[str, bool]] = lambda: ("", False)
         self.procedure = QComboBox()
@@ -147,6 +155,7 @@ class CalibrationPanel(QWidget):
         if dry_run:
             args.append("--dry-run")
         self.output.setPlainText(f"$ uartlab {' '.join(args[2:])}\n")   # from `calibrate` on
+        self.at_rig = "--rig" in args
         process = self.process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         process.readyReadStandardOutput.connect(lambda: self._read(process))
@@ -155,6 +164,28 @@ class CalibrationPanel(QWidget):
         self.dry_run_button.setEnabled(False)
         self.message.emit(f"calibration: running {name}")
         process.start(sys.executable, args)
+
+    def estop(self) -> str | None:
+        """The window's E-stop, for a procedure moving a rig: what was sent to it (None: nothing moving here)."""
+        from uartlab.app.cli.calibrate import ESTOP_SIGNAL, RIG_UP
+
+        if not (self.running() and self.at_rig):
+            return None
+        up = RIG_UP in self.output.toPlainText()
+        sent = ESTOP_SIGNAL if up else signal.SIGTERM
+        os.kill(int(self.process.processId()), sent)   # type: ignore[union-attr]  # running() above
+        return "its E-stop (torque off)" if up else "stop (its rig is not up yet: nothing has moved)"
+
+    def stop_for_close(self, timeout_ms: int = 15000) -> None:
+        """The window is closing: a running procedure stops as at Ctrl-C (servos hold, nothing written), and
+        is killed only if it does not end in ``timeout_ms`` (Qt would kill it outright with its QProcess)."""
+        process = self.process
+        if not self.running() or process is None:
+            return
+        process.terminate()   # SIGTERM
+        if not process.waitForFinished(timeout_ms):
+            process.kill()
+            process.waitForFinished(2000)
 
     def sessions(self) -> list[str]:
         return [p.strip() for p in self.sessions_edit.text().split(";") if p.strip()]

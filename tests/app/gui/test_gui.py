@@ -247,6 +247,30 @@ def test_a_huge_folder_opened_as_results_is_listed_off_the_gui_thread_and_bounde
     assert window.errors == []
 
 
+def test_the_estop_reaches_a_calibration_procedure_moving_the_twin_rig(qtbot, window, tmp_path):
+    """A procedure at a rig runs in its own process, outside the rig core: the window's E-stop still turns its
+    servos' torque off (the driver reads it back), and nothing is written."""
+    from uartlab.app.cli.calibrate import RIG_UP
+
+    panel = window.calibration
+    window.tabs.setCurrentWidget(panel)
+    panel.store_edit.setText(str(tmp_path / "cal"))
+    panel.procedure.setCurrentIndex(panel.procedure.findData("sea"))
+    panel.where.setCurrentIndex(panel.where.findData("twin"))    # the twin rig, through the real drivers
+    panel.run_button.click()
+    qtbot.waitUntil(lambda: RIG_UP in panel.output.toPlainText(), timeout=120000)
+    qtbot.wait(1000)    # loading the first tendon
+    assert panel.running()
+    window.estop_button.click()
+    qtbot.waitUntil(lambda: not panel.running(), timeout=60000)
+    out = panel.output.toPlainText()
+    assert "E-STOP: operator E-stop (SIGQUIT): torque off on all six servos" in out, out
+    assert "sea calibration stopped: interrupted (operator E-stop (SIGQUIT)); torque off" in out, out
+    assert "nothing written" in out and not list((tmp_path / "cal").glob("*"))
+    assert "the running calibration procedure was sent its E-stop (torque off)" in window.log.toPlainText()
+    shoot(window, "estop_calibration")
+
+
 def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, window, tmp_path):
     from uartlab.calibration.store import CalibrationStore
 
