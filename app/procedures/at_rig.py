@@ -53,6 +53,9 @@ def twin_reference(plant, tendon: str, noise_N: float = TWIN_REFERENCE_NOISE_N, 
     return lambda: float(plant.state()[12 + i] + rng.normal(0.0, noise_N))
 
 
+PRESS_ENTER = "press Enter "   # how a prompt that waits for the operator ends (the window offers the key)
+
+
 def collect_sea_hanging_weights(probe: RigProbe, tendon: str, masses_kg: np.ndarray, ask: Callable[[str], str],
                                 settle_s: float = 1.0) -> sea.SeaData:
     """The bench method on a real rig: the operator hangs each mass on the unhooked tendon when asked (and
@@ -63,7 +66,7 @@ def collect_sea_hanging_weights(probe: RigProbe, tendon: str, masses_kg: np.ndar
     volts = []
     for n, m in enumerate(masses):
         verb = "hang" if n <= peak else "take off down to"
-        ask(f"SEA {TENDONS[i]}: {verb} {m * 1e3:.0f} g on the tendon, wait until it is still, press Enter ")
+        ask(f"SEA {TENDONS[i]}: {verb} {m * 1e3:.0f} g on the tendon, wait until it is still, {PRESS_ENTER}")
         probe.wait(settle_s)
         volts.append(float(probe.pot_V(0.2)[i]))
     return sea.SeaData(TENDONS[i], np.array(volts), masses * G_M_PER_S2, np.arange(masses.size) <= peak)

@@ -96,6 +96,11 @@ class CalibrationPanel(QWidget):
         self.dry_run_button = QPushButton("Dry run (write nothing)")
         self.run_button.clicked.connect(lambda: self.run(dry_run=False))
         self.dry_run_button.clicked.connect(lambda: self.run(dry_run=True))
+        # A procedure at a real rig asks the operator (a weight hung, then Enter) on its stdin: this is the key.
+        self.enter_button = QPushButton("Enter: done, go on")
+        self.enter_button.setToolTip("answer the procedure's prompt, as Enter at its terminal")
+        self.enter_button.setEnabled(False)
+        self.enter_button.clicked.connect(self.press_enter)
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setPlaceholderText("the procedure's report appears here")
@@ -109,6 +114,7 @@ class CalibrationPanel(QWidget):
         row.addWidget(self.store_edit)
         row.addWidget(self.dry_run_button)
         row.addWidget(self.run_button)
+        row.addWidget(self.enter_button)
         where_row = QHBoxLayout()
         where_row.addWidget(QLabel("on"))
         where_row.addWidget(self.where)
@@ -155,6 +161,10 @@ class CalibrationPanel(QWidget):
         if dry_run:
             args.append("--dry-run")
         self.output.setPlainText(f"$ uartlab {' '.join(args[2:])}\n")   # from `calibrate` on
+        self.launch(args, name)
+
+    def launch(self, args: list[str], name: str) -> None:
+        """``python args...`` as the procedure ``name``, its output streamed into the view."""
         self.at_rig = "--rig" in args
         process = self.process = QProcess(self)
         process.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
@@ -203,12 +213,25 @@ class CalibrationPanel(QWidget):
                name_filter="uartlab sessions (*.h5)")
 
     def _read(self, process: QProcess) -> None:
+        from uartlab.app.procedures.at_rig import PRESS_ENTER
+
         text = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace")
         self.output.moveCursor(self.output.textCursor().MoveOperation.End)
         self.output.insertPlainText(text)
+        last_line = self.output.document().lastBlock().text()
+        if text and last_line.endswith(PRESS_ENTER):   # the prompt, unanswered (it may come in pieces)
+            self.enter_button.setEnabled(True)
+            self.message.emit(f"calibration: {last_line.strip()}")
+
+    def press_enter(self) -> None:
+        if self.running() and self.process is not None:
+            self.process.write(b"\n")
+            self.output.insertPlainText("\n")
+        self.enter_button.setEnabled(False)
 
     def _done(self, process: QProcess, name: str, code: int) -> None:
         self._read(process)
+        self.enter_button.setEnabled(False)
         self.run_button.setEnabled(True)
         self.dry_run_button.setEnabled(True)
         if code != 0:

@@ -271,6 +271,31 @@ def test_the_estop_reaches_a_calibration_procedure_moving_the_twin_rig(qtbot, wi
     shoot(window, "estop_calibration")
 
 
+def test_a_procedures_prompt_for_the_operator_is_answered_from_the_window(qtbot, window, tmp_path):
+    """At a real rig the SEA procedure asks for each hung weight on its stdin (app/procedures/at_rig.py); the
+    tab offers the Enter key for it. Here a program that prompts the same way (the twin rig needs no weights)."""
+    from uartlab.app.procedures.at_rig import PRESS_ENTER
+
+    asker = tmp_path / "asker.py"
+    asker.write_text("import sys\n"
+                     "for grams in (100, 200):\n"
+                     f"    input(f'SEA FDP: hang {{grams}} g on the tendon, wait until it is still, {PRESS_ENTER}')\n"
+                     "    print(f'read at {grams} g')\n")
+    panel = window.calibration
+    window.tabs.setCurrentWidget(panel)
+    assert not panel.enter_button.isEnabled()
+    panel.launch([str(asker)], "sea")
+    for grams in (100, 200):
+        qtbot.waitUntil(panel.enter_button.isEnabled, timeout=30000)
+        assert panel.output.toPlainText().rstrip().endswith(f"hang {grams} g on the tendon, wait until it is "
+                                                            "still, press Enter")
+        panel.enter_button.click()
+        assert not panel.enter_button.isEnabled()
+        qtbot.waitUntil(lambda g=grams: f"read at {g} g" in panel.output.toPlainText(), timeout=30000)
+    qtbot.waitUntil(lambda: not panel.running(), timeout=30000)
+    assert window.errors == []
+
+
 def test_calibration_tab_runs_a_procedure_and_lists_the_current_set(qtbot, window, tmp_path):
     from uartlab.calibration.store import CalibrationStore
 
