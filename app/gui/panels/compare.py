@@ -192,11 +192,12 @@ class ComparePanel(QWidget):
         self._listing = folder
         self.browser.setHtml(f"<p>Listing the files of {folder}…</p>")
         self.stack.setCurrentWidget(self.browser)
-        self.tasks.run("compare", lambda: shown_files(folder), lambda found: self._show_files(folder, *found))
+        self.tasks.run("compare", lambda: shown_files(folder), lambda found: self._show_files(folder, found))
 
-    def _show_files(self, folder: Path, paths: list[Path], capped: bool) -> None:
+    def _show_files(self, folder: Path, found) -> None:
         if folder != self._listing:   # another folder was opened meanwhile
             return
+        paths, capped = found   # shown_files(folder)
         # The report first, then tables, then figures: the order an operator reads them in.
         order = {".html": 0, ".htm": 0, ".csv": 1, ".png": 2}
         for p in sorted(paths, key=lambda p: (order.get(p.suffix.lower(), 3), str(p))):
