@@ -1,5 +1,6 @@
 """`uartlab estop [REASON]`: the E-stop from any terminal - torque off on the rig core's servos, latched, the
-reason and who pressed it recorded. Exit 0 when the core acknowledged it, 3 when no core answered within 1 s."""
+reason and who pressed it recorded. Exit 0 when the core acknowledged it, 3 when no core answered within 1 s:
+then nothing was stopped, and the line says what does stop the rig."""
 
 from __future__ import annotations
 
@@ -17,13 +18,19 @@ def add_parser(sub) -> None:
 def main(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from uartlab.app.serve.client import CONNECT_TIMEOUT_S, CoreClient
+    from uartlab.app.serve.client import CONNECT_TIMEOUT_S, CoreClient, NoCoreError
+    from uartlab.app.serve.endpoints import endpoints_for
     from uartlab.app.serve.estop_server import where_recorded
 
     reason = " ".join(args.reason) or "E-stop from the console"
     keys = Path(args.keys) if args.keys else None
-    with CoreClient(args.core, subscribe=False, keys_dir=keys, timeout_s=CONNECT_TIMEOUT_S, hello=False) as core:
-        reply = core.estop(reason)   # NoCoreError (exit 3) when no core acknowledges within the timeout
+    try:
+        with CoreClient(args.core, subscribe=False, keys_dir=keys, timeout_s=CONNECT_TIMEOUT_S, hello=False) as core:
+            reply = core.estop(reason)
+    except NoCoreError:   # exit 3: said as an E-stop that did not happen, with what does stop the rig
+        raise NoCoreError(f"NOTHING STOPPED: no rig core took the E-stop at {endpoints_for(args.core).base} within "
+                          f"{CONNECT_TIMEOUT_S:g} s. Press the rig's hardware E-stop; a `uartlab calibrate --rig` in a "
+                          "terminal of its own takes Ctrl-\\ there") from None
     print(f"E-stop acknowledged by the core at {core.ends.base}: torque off in {reply['acted_s'] * 1e3:.0f} ms "
           f"({reason}; {where_recorded(reply.get('recorded_in'))})")
     return 0
