@@ -95,7 +95,6 @@ class CommandServer(SocketThread):
         return [wire.dumps({"id": request_id, "ok": True, "result": reply.result}), *reply.frames]
 
 
-
 def _with_file_descriptor(stream):
     """``stream`` if faulthandler can write to it (a real file descriptor), else None."""
     try:
