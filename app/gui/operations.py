@@ -385,9 +385,10 @@ class Operations:
             if ack.error is not None:
                 self.w.report_error("E-STOP FAILED", f"{ack.error} (press the rig's hardware E-stop)")
             else:
-                ms = 1e3 * ((ack.acked_s or ack.sent_s) - ack.sent_s)
-                self.w.log_line(f"E-stop acknowledged by the rig core: torque off (answered within {ms:.0f} ms); "
-                                f"{where_recorded(ack.recorded_in)}")
+                # The core's own time: when the answer reached this poll says more of the poll than of the rig.
+                off = f" in {1e3 * ack.torque_off_s:.0f} ms" if ack.torque_off_s is not None else ""
+                where = where_recorded(ack.recorded_in)
+                self.w.log_line(f"E-stop acknowledged by the rig core: torque off{off}; {where}")
 
     def reset_estop(self) -> None:
         self.estop_latched, self.estop_reason = False, ""

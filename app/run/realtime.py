@@ -138,7 +138,7 @@ def raise_thread_priority(fifo_priority: int = FIFO_PRIORITY, nice: int = NICE_R
         return Scheduling("normal", "real-time setup turned off")
     result = _try_fifo(fifo_priority) or _try_nice(nice) or Scheduling(
         "normal", "no SCHED_FIFO or negative nice allowed (needs root, CAP_SYS_NICE or an rtprio limit)")
-    _log_once(f"sched {result.policy}", f"control loop scheduling: {result.policy} ({result.detail})")
+    _log_once(f"sched {result.policy}", f"control loop and E-stop scheduling: {result.policy} ({result.detail})")
     return result
 
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 
 import zmq
+from uartlab.app.run import realtime
 from uartlab.app.serve import keys, wire
 from uartlab.app.serve.socket_thread import SocketThread
 
@@ -31,6 +32,11 @@ class EstopServer(SocketThread):
     def __init__(self, socket: zmq.Socket, act: Callable[[str, str], dict]):
         super().__init__(socket, "core-estop", POLL_MS)
         self.act = act
+
+    def _run(self) -> None:
+        # As the control loop's: on a busy machine the E-stop's wake-up must not wait behind ordinary load.
+        realtime.raise_thread_priority()
+        super()._run()
 
     def take(self, frames: list[zmq.Frame]) -> None:
         if len(frames) >= 2:   # [sender, request]
