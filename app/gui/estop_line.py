@@ -30,6 +30,7 @@ class EstopAck:
     sent_s: float                # monotonic: when the GUI thread handed it to ZeroMQ
     acked_s: float | None = None  # when the acknowledgement reached the GUI thread's poll
     torque_off_s: float | None = None  # the core's own: from the request's arrival until torque was off
+    received_s: float | None = None    # when the request reached the core (its monotonic clock: one machine's)
     error: str | None = None      # the core's refusal, or "no acknowledgement"
     recorded_in: str | None = None  # the session file that holds the E-stop (None: no file open to)
 
@@ -69,7 +70,7 @@ class EstopLine:
                 ack.acked_s = time.monotonic()
                 ack.error = None if reply.get("ok") else str(reply.get("error"))
                 ack.recorded_in = reply.get("recorded_in")
-                ack.torque_off_s = reply.get("acted_s")
+                ack.torque_off_s, ack.received_s = reply.get("acted_s"), reply.get("received_s")
                 done.append(ack)
         now = time.monotonic()
         for request_id, ack in list(self.pending.items()):

@@ -219,16 +219,13 @@ class Engine:
         the servos are armed (during the pre-flight) it also refuses the arming. Torque goes off before the
         engine's lock is taken: a tick holds it through a trial's set-up (the twin placing its finger: a call
         to another process, seconds on a busy machine), and the tick sends nothing once torque is off.
-        Returns when (monotonic s) torque was off, which the latch may follow by that set-up. The ESTOP event
-        is stamped when the E-stop reached the engine: the torque-off write follows at once (the bus's urgent
-        lock waits for one transaction at most), its read-back from six servos after."""
-        reached_s = time.monotonic()
+        Returns when (monotonic s) torque was off, which the latch may follow by that set-up."""
         self._torque_off()
         off_s = time.monotonic()
         with self._lock:
             self.estop_reason = self.estop_reason or why
             self.runner.estop(self._protocol_now(), why)
-            self.rig.hub.event(EventKind.ESTOP, "operator", why, reached_s)
+            self.rig.hub.event(EventKind.ESTOP, "operator", why)
             self._ticked.notify_all()
         return off_s
 

@@ -180,9 +180,10 @@ class RigCore:
     # ------------------------------------------------------------ the E-stop (its own thread)
     def estop(self, reason: str, who: str) -> dict:
         """Torque off now, latched, ``reason`` and who sent it recorded: the run's E-stop if one is going,
-        else the rig's (an operator's move on the engine included). Returns ``{"acted_s", "recorded_in"}``: how
-        long until torque was off, and the session file that holds the E-stop's event, or None (a run whose file
-        had closed, no recording open), asked only once torque is off."""
+        else the rig's (an operator's move on the engine included). Returns ``{"acted_s", "recorded_in",
+        "received_s"}``: how long until torque was off, the session file that holds the E-stop's event, or None
+        (a run whose file had closed, no recording open), asked only once torque is off, and when (this
+        machine's monotonic s) the request reached the core."""
         started = time.monotonic()
         text = f"{reason} (E-stop from {who})"
         self.estop_reason = text
@@ -198,7 +199,7 @@ class RigCore:
                 if s is not None and event is not None and s.holds(event)]
         if not held:
             log.warning("E-stop with no session file open to record it: %s", text)
-        return {"acted_s": acted_s, "recorded_in": str(held[0].path) if held else None}
+        return {"acted_s": acted_s, "recorded_in": str(held[0].path) if held else None, "received_s": started}
 
     @property
     def _rig(self) -> Rig:

@@ -3,9 +3,10 @@
 It shares nothing with the command server or the data path: a client stuck in a long request, a hung
 viewer or a busy publisher cannot delay it. A request is ``{"reason", "who", "id"}``; the core's ``estop``
 (``estop_rig`` for the run or move holding the servos: torque off from this thread, FAULT latched, the
-reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s", "recorded_in"}``
-goes back (``acted_s``: until torque was off; ``recorded_in``: the session file that holds the E-stop, or
-None). Every key may stop the rig, viewers' too (app/serve/keys.py).
+reason and who sent it recorded) runs before the reply ``{"id", "ok": true, "acted_s", "recorded_in",
+"received_s"}`` goes back (``acted_s``: until torque was off; ``recorded_in``: the session file that holds the
+E-stop, or None; ``received_s``: when the request reached the core, on its machine's monotonic clock).
+Every key may stop the rig, viewers' too (app/serve/keys.py).
 """
 
 from __future__ import annotations

@@ -265,20 +265,20 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     reason, sent, acked = ack.reason, ack.sent_s, ack.acked_s
     qtbot.waitUntil(lambda: any(getattr(e, "kind", None) == EventKind.ESTOP for e in estops.drain()
                                 if estops.__setattr__("seen", e) is None), timeout=3000)
-    acted_at = estops.seen.host_time_s                  # the core's clock: CLOCK_MONOTONIC, one per machine
+    latched_at = estops.seen.host_time_s            # the core's clock: CLOCK_MONOTONIC, one per machine
     estops.close()
     assert "key Esc" in estops.seen.message and reason == "operator E-stop (key Esc)"
-    print(f"E-stop: key press to sent {1e3 * (sent - pressed):.1f} ms, to the core acting "
-          f"{1e3 * (acted_at - pressed):.1f} ms, torque off read back in {1e3 * (ack.torque_off_s or 0):.1f} ms, "
-          f"acknowledgement polled {1e3 * (acked - pressed):.1f} ms")
+    ms = {"sent": sent, "at the core": ack.received_s, "latched": latched_at, "acknowledgement polled": acked}
+    print("E-stop after the key press: " + ", ".join(f"{k} {1e3 * (t - pressed):.1f} ms" for k, t in ms.items())
+          + f"; torque off read back in {1e3 * (ack.torque_off_s or 0):.1f} ms")
     assert sent - pressed < 0.005, sent - pressed   # the window's part: queued in the key's own handler
-    # The E-stop reaching the core's engine (its E-stop thread waking), after which the torque-off write goes
-    # out at once, is one tick (10 ms) on a quiet machine. Bounded here by the worst tick.
-    assert acted_at - pressed < 0.050 * ESTOP_SLACK, acted_at - pressed
-    # The acknowledgement waits for Torque Enable read back from each servo (seven round trips to the twin's
-    # process: 2 ms quiet); the window collects it on its status poll and says the core's own time.
+    # The E-stop reaching the core's E-stop thread, which writes torque off at once: one tick (10 ms) on a
+    # quiet machine. Bounded here by the worst tick.
+    assert ack.received_s - pressed < 0.050 * ESTOP_SLACK, ack.received_s - pressed
+    # Torque off read back from each servo (seven round trips to the twin's process: 2 ms quiet) before the
+    # latch and the acknowledgement, which the window collects on its status poll and says the core's time of.
     assert ack.torque_off_s is not None and ack.torque_off_s < 0.5 * ESTOP_SLACK, ack.torque_off_s
-    assert acked - pressed < 1.0 * ESTOP_SLACK, acked - pressed
+    assert latched_at - ack.received_s < 1.0 * ESTOP_SLACK and acked - pressed < 1.0 * ESTOP_SLACK, acked - pressed
     assert f"torque off in {1e3 * ack.torque_off_s:.0f} ms" in window.log.toPlainText()
     qtbot.waitUntil(lambda: window.ops.phase is Phase.FAULT, timeout=5000)
     window.on_status()
@@ -702,6 +702,7 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.phase in MOVING, timeout=30000)
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=5000)
+    _session_path = window.ops.recording["path"]
     window.on_status()
     assert window.recording_label.text().startswith("● REC session_")
     assert panel.table.item(0, REPEATS_COLUMN).text() == "2" == panel.table.item(1, REPEATS_COLUMN).text()
@@ -735,7 +736,15 @@ def test_the_protocol_panel_and_the_results_follow_a_run_with_a_repeats_override
     pip, fdp_N, rms_pip = headers.index("PIP [deg]"), headers.index("FDP [N]"), headers.index("RMS PIP [deg]")
     # the model's residuals fill in as the live model's stream reaches the window: on a loaded machine it
     # runs seconds behind the rig
-    qtbot.waitUntil(lambda: all(table.item(r, rms_pip).text() for r in range(2)), timeout=15000)
+    try:
+        qtbot.waitUntil(lambda: all(table.item(r, rms_pip).text() for r in range(2)), timeout=15000)
+    finally:
+        qtbot.waitUntil(lambda: _closed(_session_path), timeout=60000)
+        with SessionFile(_session_path) as f:
+            for e in f.events():
+                if "model" in e.source or "model" in e.message[:40]:
+                    print("EVENT", round(e.host_time_s, 2), e.source, e.kind, e.message[:300])
+            print("MODEL SAMPLES", f.length("model"), "RUNNER", f.length("runner"))
     cells = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(3)]
     assert [row[:2] for row in cells] == [["free/FDP", "1"], ["free/FDP", "2"], ["free/FDS", "1"]]
     assert cells[2][2] == "tripped" and table.item(2, 2).toolTip().startswith("tripped: ")
