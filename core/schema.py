@@ -64,6 +64,7 @@ class EventKind(StrEnum):
     WARNING = "warning"            # something to look at that stops nothing (the recording's free space)
     CALIBRATION = "calibration"    # the calibrations in use, a stale one, a procedure's progress
     MODEL = "model"                # the live model's news
+    UNMODELLED = "unmodelled"      # trials measured that the live model made no samples for (JSON)
 
     @classmethod
     def read(cls, text: str) -> EventKind | str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from uartlab.app.gui.wording import Said, drops_sentence, for_operator, steady_sentence
 from uartlab.app.record.integrity import DAMAGED_BYTES
-from uartlab.app.record.logs import event_level
+from uartlab.app.record.logs import IN_WORDS, event_level
 from uartlab.app.serve.estop_server import where_recorded
 from uartlab.app.serve.runs import run_busy
 from uartlab.protocols.runner import RUN_OVER, Phase, TrialResult
@@ -521,6 +521,8 @@ class Operations:
         self.w.plots.add_event(e)   # the tare, trial starts and trips marked on the time axis, live and replayed
         if e.kind == EventKind.STEADY:
             self.w.results_panel.results.add_steady(e.message, e.host_time_s)
+        elif e.kind == EventKind.UNMODELLED:
+            self.w.results_panel.results.add_unmodelled(e.message)
         if e.replayed:  # the file's events, as the replay passes them: shown, never acted on
             line = _log_line_for(e)
             if e.host_time_s >= self._replay_logged_s and line is not None:
@@ -652,7 +654,8 @@ def _log_line_for(e: Event) -> str | None:
     if e.kind == EventKind.DROPS:
         said = drops_sentence(e.message)
         return None if said is None else f"{e.source}: {said}"
-    return f"{e.kind} [{e.source}] {e.message}"
+    in_words = IN_WORDS.get(e.kind)
+    return f"{e.kind} [{e.source}] {e.message if in_words is None else in_words(e.message)}"
 
 
 def _size_of(path: str) -> int | None:

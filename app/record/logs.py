@@ -22,16 +22,19 @@ import contextlib
 import io
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from uartlab.app.run.unmodelled import unmodelled_sentence
 from uartlab.schema import EventKind
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 EVENT_LEVELS: dict[EventKind | str, int] = {
     EventKind.CLOCK: logging.DEBUG,
     EventKind.FAULT: logging.WARNING, EventKind.TRIP: logging.WARNING, EventKind.ESTOP: logging.WARNING,
-    EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING}
+    EventKind.OVERFLOW: logging.WARNING, EventKind.DROP: logging.WARNING, EventKind.UNMODELLED: logging.WARNING}
+# Kinds recorded as JSON for their readers that a log line says in words
+IN_WORDS: dict[EventKind | str, Callable[[str], str]] = {EventKind.UNMODELLED: unmodelled_sentence}
 events_log = logging.getLogger("uartlab.events")
 
 _lock = threading.Lock()
@@ -48,8 +51,9 @@ def event_level(kind: EventKind | str) -> int:
 def log_event(event) -> None:
     """One rig event (``uartlab.streams.Event``) as a log record at its kind's level; one played back from a
     file says so (it was recorded then, nothing acts on it now)."""
+    said = IN_WORDS.get(event.kind)
     events_log.log(event_level(event.kind), "%s%s [%s] %s", "replayed " if event.replayed else "", event.kind,
-                   event.source, event.message)
+                   event.source, event.message if said is None else said(event.message))
 
 
 class _QuietFileHandler(logging.FileHandler):

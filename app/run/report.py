@@ -28,6 +28,10 @@ def report_json(run: Run) -> dict:
            "trials": [_result_dict(r, steady.get((r.trial, r.repeat))) for r in status.results]}
     if run.live_model is not None:
         out["live_model_rms_residuals"] = [{"trial": name, **asdict(s)} for name, s in run.live_model.summaries]
+    if run.unmodelled is not None:
+        from uartlab.app.run.unmodelled import unmodelled_trials
+
+        out["live_model_unmodelled"] = [{"trial": t, "repeat": r} for t, r in unmodelled_trials(run.unmodelled)]
     return out
 
 
@@ -42,6 +46,10 @@ def report_text(run: Run) -> str:
         from uartlab.app.run.residuals import residual_table
 
         lines.append(residual_table(live.summaries))
+    if run.unmodelled is not None:
+        from uartlab.app.run.unmodelled import unmodelled_sentence
+
+        lines.append(f"live model: {unmodelled_sentence(run.unmodelled)}")
     lines.append(f"session file: {session_file(run)}")
     return "\n".join(lines)
 

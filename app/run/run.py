@@ -101,6 +101,7 @@ class Run:
         self.operator, self.notes, self.safe_action = operator, notes, safe_action
         self.want_live_model, self.params, self.title = live_model, params, title
         self.model_host = model_host
+        self.unmodelled: str | None = None   # the `unmodelled` event's JSON, when the model missed trials
         self.command_line = command_line   # the client's command, for the session file ("": this process's)
         self.live_model: LiveModel | LiveModelLike | None = None
         self.experiment: Experiment | None = None
@@ -279,7 +280,7 @@ class Run:
         finally:
             try:
                 if self.live_model is not None:
-                    self.live_model.close()
+                    self._say_unmodelled(self.live_model.close())
             finally:
                 try:
                     self.close_session()
@@ -288,6 +289,23 @@ class Run:
                         self._outer.close()
                     else:  # the log file says how the run ended
                         self._outer.__exit__(type(exc), exc, exc.__traceback__)
+
+    def _say_unmodelled(self, closed: Any) -> None:
+        """Into the session file before it closes, and to every viewer: the trials measured that the live
+        model made no samples for. ``closed``: what its close returned (its counts, or LiveStats)."""
+        from uartlab.app.run.unmodelled import unmodelled, unmodelled_message
+        from uartlab.schema import MODEL_SOURCE
+
+        exp, live = self.experiment, self.live_model
+        if exp is None or live is None:
+            return
+        missing = unmodelled(exp.runner.plan, live.summaries, exp.steady)
+        if not missing:
+            return
+        counts = closed if isinstance(closed, dict) else \
+            {"runner_ticks": closed.ticks, "max_lag_s": round(closed.max_lag_s, 3)} if closed is not None else None
+        self.unmodelled = unmodelled_message(missing, len(exp.steady), counts)
+        self.rig.hub.event(EventKind.UNMODELLED, MODEL_SOURCE, self.unmodelled)
 
     def _stop_experiment(self, why: str) -> None:
         from uartlab.protocols.runner import RUN_OVER, Phase

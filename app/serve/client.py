@@ -96,6 +96,7 @@ class CoreClient:
         self._lock = threading.Lock()           # the command socket, for callers on several threads
         self._estop_lock = threading.Lock()
         self._stop = threading.Event()
+        self._drain_on_stop = False
         self._thread: threading.Thread | None = None
         self._estop_socket: zmq.Socket | None = None
         self._push: zmq.Socket | None = None
@@ -236,34 +237,42 @@ class CoreClient:
     def _mirror(self, sub: zmq.Socket, wanted: set[str] | None, newest: dict[str, float]) -> None:
         try:
             while not self._stop.is_set():
-                if not sub.poll(100):
-                    continue
-                frames = sub.recv_multipart(copy=False)
-                try:
-                    item = wire.decode(frames, self.specs)
-                except wire.WireError as exc:
-                    self.refused += 1
-                    if self.refused == 1:
-                        log.warning("core data refused: %s", exc)
-                    continue
-                stream = _stream(item)
-                if wanted is not None and stream not in wanted:
-                    continue
-                if isinstance(item, Record) and stream in newest:
-                    if float(item.host_time_s[-1]) <= newest[stream]:
-                        continue   # already published from the history
-                    del newest[stream]
-                self.hub.publish(item)
+                if sub.poll(100):
+                    self._take(sub.recv_multipart(copy=False), wanted, newest)
+            for _ in range(RCVHWM if self._drain_on_stop else 0):   # what had arrived before the stop
+                if not sub.poll(0):
+                    break
+                self._take(sub.recv_multipart(copy=False), wanted, newest)
         except zmq.ZMQError as exc:
             log.debug("client data: %s", exc)
         finally:
             sub.close(linger=0)
 
+    def _take(self, frames: list[zmq.Frame], wanted: set[str] | None, newest: dict[str, float]) -> None:
+        try:
+            item = wire.decode(frames, self.specs)
+        except wire.WireError as exc:
+            self.refused += 1
+            if self.refused == 1:
+                log.warning("core data refused: %s", exc)
+            return
+        stream = _stream(item)
+        if wanted is not None and stream not in wanted:
+            return
+        if isinstance(item, Record) and stream in newest:
+            if float(item.host_time_s[-1]) <= newest[stream]:
+                return   # already published from the history
+            del newest[stream]
+        self.hub.publish(item)
+
     # ------------------------------------------------------------ the end
-    def stop_mirror(self) -> None:
-        """No more data from the core into the local hub (what it has stays); requests and pushes go on. The
-        mirror thread sees the stop within one 100 ms poll and is waited for: destroying the context closes
-        every socket, and a ZeroMQ socket closed while another thread is in it crashes the process."""
+    def stop_mirror(self, drain: bool = False) -> None:
+        """No more data from the core into the local hub (what it has stays); requests and pushes go on.
+        ``drain``: what reached this process's socket before the stop goes into the hub first (a consumer that
+        fell behind, as a starved live model, still gets every tick the core sent it). The mirror thread sees
+        the stop within one 100 ms poll and is waited for: destroying the context closes every socket, and a
+        ZeroMQ socket closed while another thread is in it crashes the process."""
+        self._drain_on_stop = drain
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

@@ -25,8 +25,9 @@ line of its stdin. It
 
 Nothing it does reaches the control loop: the core publishes the runner stream through a bounded PUB socket
 (a slow model loses ticks there, and merges over them), and the ingest is a socket the core drains on its own
-thread, and the process runs at a lower priority (nice 10) than the core and its other clients, from its
-start: the model is the one to fall behind, and its warm-up never takes the core's devices' CPU. (Where the
+thread, and the process runs at a lower priority than the core, from its start (``model_nice``: nice 0 beside a
+raised core, level with ordinary load, which must not starve it; 5 beside a core at 0): the model is the one to
+fall behind, and its warm-up never takes the core's devices' CPU. (Where the
 OS schedules by session, the model's session competes as a whole: app/run/realtime.py, "Sessions".)
 Exit status: 0 after a clean stop, 2 for a bad job, 3 when no core answers.
 """
@@ -65,8 +66,10 @@ if TYPE_CHECKING:   # the model (numba, scipy) is imported once the process runs
 ATTACH_TIMEOUT_S = 5.0    # est.: a core answers a hello in ms; a busy 2-core machine may take a second
 REPORT_EVERY_S = 1.0
 WARM_UP_SURFACE_DEG = 30.0  # any surface: the contact kernels are the same for every angle
-# Below the core's and its clients': a model that falls behind merges ticks; a core that falls behind drops them.
-NICENESS = 10
+# Below the core's: a model that falls behind merges ticks; a core that falls behind drops them. Not below
+# ordinary load: where nice orders every process (no autogroup: a desktop's cgroups, most servers) a model at
+# nice 10 got 6 % of a core beside two busy processes at nice 0 (measured), and falls seconds behind a trial.
+BELOW_CORE_NICE = 5
 SEND_QUEUE = 20_000       # items between the model's hub and the socket: minutes of model samples
 
 
@@ -77,16 +80,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--job", default="-", help="the job file (app/serve/model_job.py); - : the first line of stdin")
     args = parser.parse_args(argv)
     # From the start: the core's device threads run all the time (a twin's bus answers on deadlines), and
-    # the model's import and warm-up must not take their CPU on a busy machine. A run waits for it instead.
-    # Absolute, not os.nice's increment: the core runs raised (nice -10 where allowed), and its child would
-    # otherwise land at nice 0, level with the operator's window and ordinary load.
+    # the model's import and warm-up must not take their CPU on a busy machine.
     with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
+        os.setpriority(os.PRIO_PROCESS, 0, model_nice(os.getpriority(os.PRIO_PROCESS, 0)))
     try:
         return run(args.core, args.job)
     except UartlabError as exc:
         print(f"live model process: {exc}", file=sys.stderr, flush=True)
         return exit_code(exc)
+
+
+def model_nice(core_nice: int) -> int:
+    """The model's nice for a core at ``core_nice`` (the process inherits the core's): below the core, and
+    level with ordinary load (0) when the core runs raised (-10 where allowed), behind the operator's window."""
+    return max(0, core_nice + BELOW_CORE_NICE)
 
 
 def read_job(where: str) -> ModelJob | None:
@@ -139,7 +146,7 @@ def run(core: str | None, job_source: str) -> int:
                    "sources": list(job.params_sources)})
     while not stop.wait(REPORT_EVERY_S):
         _say("report", counts(live, link, sender))
-    link.stop_receiving()            # no more ticks: model what came, send it, then the counts
+    link.stop_receiving()            # no more ticks: model what came (all the core sent), send it, the counts
     live.close()
     sender.close()
     final = counts(live, link, sender)
@@ -205,7 +212,7 @@ class CoreLink:
         return self.client.push_model(item)
 
     def stop_receiving(self) -> None:
-        self.client.stop_mirror()
+        self.client.stop_mirror(drain=True)
 
     def close(self) -> None:
         self.client.close()

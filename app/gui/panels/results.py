@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from uartlab.app.gui.file_chooser import choose
 from uartlab.app.gui.panels.protocol import OUTCOME_COLOURS
 from uartlab.app.run.residuals import AXES, TrialResiduals
+from uartlab.app.run.unmodelled import unmodelled_sentence, unmodelled_trials
 from uartlab.names import JOINTS, TENDONS
 from uartlab.schema import outcome_of
 from uartlab.streams import Record
@@ -48,6 +49,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     *((f"RMS {t}", "N") for t in TENDONS),
     *((f"RMS F{a} world", "N") for a in AXES),
 )
+FIRST_RMS = next(i for i, (name, _) in enumerate(COLUMNS) if name.startswith("RMS "))
+NOT_MODELLED = "not modelled"
 HEADERS = tuple(f"{name} [{unit}]" if unit else name for name, unit in COLUMNS)
 
 
@@ -59,14 +62,18 @@ class TrialRow:
     settle_time_s: float | None = None
     steady: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
     residuals: list[float] = field(default_factory=lambda: [math.nan] * (len(JOINTS) + len(TENDONS) + 3))
+    unmodelled: str = ""   # why the live model has no residuals for it (the `unmodelled` event, in words)
 
     def cells(self, short: bool = False) -> list[str]:
-        """The row's texts; ``short``: the outcome's word only (the table; its reason is the cell's tooltip)."""
+        """The row's texts; ``short``: the outcome's word only (the table; its reason is the cell's tooltip)
+        and "not modelled" where the live model made no samples (the file's residual cells stay empty)."""
         settle = "" if self.settle_time_s is None else f"{self.settle_time_s:.2f}"
         kind = outcome_of(self.outcome)
         outcome = kind.value if short and kind is not None else self.outcome
-        return [self.trial, str(self.repeat), outcome, settle, *map(_number, self.steady),
-                *map(_number, self.residuals)]
+        residuals = [*map(_number, self.residuals)]
+        if short and self.unmodelled and not any(residuals):
+            residuals = [NOT_MODELLED] * len(residuals)
+        return [self.trial, str(self.repeat), outcome, settle, *map(_number, self.steady), *residuals]
 
 
 def _number(v: float) -> str:
@@ -148,6 +155,15 @@ class TrialResults:
                 row.residuals = values
                 self.version += 1
 
+    def add_unmodelled(self, message: str) -> None:
+        """An ``unmodelled`` event's JSON (app/run/unmodelled.py): the trials measured with no model samples."""
+        why = unmodelled_sentence(message)
+        for trial, repeat in unmodelled_trials(message):
+            row = self.row(trial, repeat)
+            if row.unmodelled != why:
+                row.unmodelled = why
+                self.version += 1
+
     def clear(self) -> None:
         self.rows.clear()
         self._fed.clear()
@@ -222,6 +238,8 @@ class ResultsPanel(QWidget):
                 if c == 2:
                     item.setToolTip(row.outcome)
                     item.setForeground(QColor(colour or "#000000"))
+                elif c >= FIRST_RMS:
+                    item.setToolTip(row.unmodelled if text == NOT_MODELLED else "")
         settled = sum(1 for row in r.rows.values() if outcome_of(row.outcome) == "settled")
         self.summary.setText(f"{len(r.rows)} trials, {settled} settled" if r.rows else "no trial has ended yet")
         self.export_button.setEnabled(bool(r.rows))

@@ -4,6 +4,7 @@ model process killed mid-trial changing nothing for the run but the file saying 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,12 +24,13 @@ from uartlab.app.record.params import recorded_model_params
 from uartlab.app.record.player import SessionFile
 from uartlab.app.run.live_model import ACTIVE_PHASES, LiveModel
 from uartlab.app.run.residuals import PHASES
+from uartlab.app.run.unmodelled import unmodelled_sentence, unmodelled_trials
 from uartlab.app.serve.client import CoreClient, NoCoreError
 from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
 from uartlab.protocols.suite import parse_suite
-from uartlab.schema import MODEL, MODEL_SOURCE, MODEL_STREAM, RUNNER, RUNNER_STREAM, runner_spec
+from uartlab.schema import MODEL, MODEL_SOURCE, MODEL_STREAM, RUNNER, RUNNER_STREAM, EventKind, runner_spec
 from uartlab.sim import Finger
 from uartlab.streams import Record
 
@@ -243,15 +245,21 @@ def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file
         os.kill(pids[0], signal.SIGKILL)
         killed[core.pid, status["id"]] = pids[0]
 
-    status = run_on_core(core, free_suite(3.0, ("FDP",)), tmp_path, kill_the_model_in_actuation)
+    status = run_on_core(core, free_suite(3.0, ("FDP", "ED")), tmp_path, kill_the_model_in_actuation)
     assert (core.pid, status["id"]) in killed, ("the run never reached ACTUATE with its model process", status)
     assert status["phase"] == "DONE", status
     with SessionFile(status["session_file"]) as f:
         assert f.complete
-        # The trial ran to its end (settled, or not within the suite's timeout on a machine this loaded).
-        assert [t["outcome"] for t in f.trials()] in (["settled"], ["settle timeout"])
+        # The trials ran to their end (settled, or not within the suite's timeout on a machine this loaded).
+        assert all(t["outcome"] in ("settled", "settle timeout") for t in f.trials()), f.trials()
         events = f.events()
         model = f.read(MODEL_STREAM)
+    # The trial after the kill has no model at all: the file, the report and every log say which.
+    (unmodelled,) = [e.message for e in events if e.kind == EventKind.UNMODELLED]
+    assert unmodelled_trials(unmodelled) == [("free/ED", 1)], unmodelled
+    assert f"live model: {unmodelled_sentence(unmodelled)}" in status["report"]["text"]
+    assert status["report"]["json"]["live_model_unmodelled"] == [{"trial": "free/ED", "repeat": 1}]
+    assert "no model samples for 1 of 2 trials measured (free/ED repeat 1)" in core.log.read_text()
     said = [e.message for e in events if e.source == MODEL_SOURCE and e.kind == "model"]
     assert any("the live model process was killed by SIGKILL during the run; the run goes on without the model"
                in m for m in said), said
@@ -264,6 +272,41 @@ def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file
     assert wait_for(lambda: len(model_processes(core.pid)) == 1, timeout_s=30.0)
 
 
+def test_a_model_process_held_up_through_a_trial_models_every_tick_the_core_sent_it(core, tmp_path):
+    """A model process that gets no CPU for seconds (here stopped from the first actuation until the run is
+    over, as a loaded machine can hold up a process at a lower priority) still has every runner tick the core
+    sent it on its socket: stopped, it takes them in first, so every trial run is modelled (catching up by
+    merging ticks) and nothing is said missing."""
+    held: dict[tuple[int, int], int] = {}
+    actuate = str(Phase.ACTUATE)
+
+    def hold_the_model_until_the_run_ends(status: dict) -> None:
+        key = (core.pid, status["id"])
+        if key not in held and status.get("phase") == actuate:
+            (pid,) = model_processes(core.pid)
+            os.kill(pid, signal.SIGSTOP)
+            held[key] = pid
+        elif key in held and status.get("state") == "closing":   # the run's close ends the model's stdin
+            with contextlib.suppress(ProcessLookupError):          # it has finished and exited since
+                os.kill(held[key], signal.SIGCONT)
+
+    try:
+        status = run_on_core(core, free_suite(2.0), tmp_path, hold_the_model_until_the_run_ends)
+    finally:
+        for pid in held.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    assert (core.pid, status["id"]) in held, ("the run never reached ACTUATE with its model process", status)
+    assert status["phase"] == "DONE", status
+    with SessionFile(status["session_file"]) as f:
+        runner, model, events = f.read(RUNNER_STREAM), f.read(MODEL_STREAM), f.events()
+    assert not [e.message for e in events if e.kind == EventKind.UNMODELLED]
+    counts = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == MODEL_SOURCE))
+    assert counts["runner_ticks"] >= 0.95 * len(runner) and counts["trials"] == 2, (counts, len(runner))
+    assert set(np.unique(model.data[MODEL.trial_index])) == {0, 1}
+    assert [r["trial"] for r in status["report"]["json"]["live_model_rms_residuals"]] == ["free/FDP", "free/ED"]
+
+
 def test_the_core_stopping_ends_the_model_process_waiting_for_a_run(core):
     assert wait_for(lambda: len(model_processes(core.pid)) == 1, timeout_s=30.0)
     waiting = model_processes(core.pid)[0]
@@ -272,20 +315,22 @@ def test_the_core_stopping_ends_the_model_process_waiting_for_a_run(core):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
-def test_the_model_runs_behind_a_raised_core_at_its_own_nice():
-    """The core runs its threads raised (nice -10 where allowed); the model it starts still lands at nice 10,
-    not 10 steps above the core's (which would put it level with the window and ordinary load)."""
+def test_the_model_runs_below_the_core_and_level_with_ordinary_load():
+    """A raised core (nice -10 where allowed) starts its model at nice 0: below the core and the window, level
+    with ordinary load, which must not starve it. A core that could not be raised gets its model 5 below it."""
     from uartlab.app.run.realtime import NICE_RAISE
-    from uartlab.app.serve.model_process import NICENESS
+    from uartlab.app.serve.model_process import BELOW_CORE_NICE, model_nice
 
+    assert model_nice(NICE_RAISE) == 0 and model_nice(0) == BELOW_CORE_NICE
     raised = subprocess.run(["nice", "-n", str(NICE_RAISE), "true"], capture_output=True).returncode == 0
+    core_nice = os.getpriority(os.PRIO_PROCESS, 0) + (NICE_RAISE if raised else 0)
     prefix = ["nice", "-n", str(NICE_RAISE)] if raised else []
     model = subprocess.Popen([*prefix, sys.executable, "-m", "uartlab.app.serve.model_process",
                               "--core", "ipc:///nonexistent/uartlab-core"],
                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
-        while os.getpriority(os.PRIO_PROCESS, model.pid) != NICENESS:   # set first thing in main()
+        while os.getpriority(os.PRIO_PROCESS, model.pid) != model_nice(core_nice):   # set first thing in main()
             assert model.poll() is None, model.stderr.read()
             assert time.monotonic() < deadline, f"the model at nice {os.getpriority(os.PRIO_PROCESS, model.pid)}"
             time.sleep(0.05)
