@@ -19,7 +19,7 @@ import os
 import signal
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 KINDS = {"sea": "sea", "nano17": "nano17", "servo-zero": "servo_zero", "mocap": "mocap",
          "moment-arms": "moment_arms", "model": "model"}
@@ -261,7 +261,7 @@ def _at_rig(args: argparse.Namespace, capture=None, tick=None):
 
     # An E-stop while the rig comes up stops here, before anything moves (by default SIGQUIT would dump core).
     signal.signal(ESTOP_SIGNAL, _stop_before_the_rig_is_up)
-    with Rig(config) as rig, _operator_signals(rig, say):
+    with Rig(config) as rig, _operator_signals(rig, say, f"calibration procedure {proc!r} at the rig"):
         if proc == "sea":
             degree = args.degree if args.degree == "auto" else int(args.degree)
             ask = None if rig.twin_plant is not None else input
@@ -294,42 +294,75 @@ def _stop_before_the_rig_is_up(_signum, _frame) -> None:
 
 
 @contextmanager
-def _operator_signals(rig, say):
+def _operator_signals(rig, say, what: str):
     """While a procedure has the rig: the first stop signal ends it with the servos holding (a
     KeyboardInterrupt naming it, which the procedure answers with its safe action: nothing written); Ctrl-C
-    again or ESTOP_SIGNAL is the E-stop: torque off now (an E-stop first also ends the procedure). The torque
-    off runs on a thread of its own: the handler runs on the main thread, which may be in the middle of a bus
-    transaction that a torque off must not be sent into (the bus lock lets it in after that transaction)."""
+    again or ESTOP_SIGNAL is the E-stop: torque off now (an E-stop first also ends the procedure). So is
+    `uartlab estop` from another terminal, which reaches the procedure at the rig core's address while it has
+    the devices (app/serve/estop_point.py; ``what`` names it there). The torque off runs on a thread other than
+    the main one, which may be in the middle of a bus transaction that a torque off must not be sent into (the
+    bus lock lets it in after that transaction)."""
     from uartlab.app.run.run import estop_rig
+    from uartlab.app.serve.estop_point import EstopPoint
 
     stopping = False
+    estopped: list[str] = []   # the E-stop that came through the address: the procedure ends
+    off = threading.Event()    # ... once its torque off is done (or ESTOP_WAIT_S)
+    main_thread = threading.get_ident()   # signal handlers are set, and run, on the main thread
 
-    def estop(why: str) -> None:
+    def estop(why: str) -> float:
+        """Torque off; when (monotonic s) it was. Raises what stopped it, after saying so."""
         try:
-            estop_rig(rig, why)
-        except Exception as exc:  # noqa: BLE001 - said to the operator, with what to do
+            off_s = estop_rig(rig, why)
+        except Exception as exc:
             say(f"E-STOP FAILED: {exc} (press the rig's hardware E-stop)")
-        else:
-            say(f"E-STOP: {why}: torque off on all six servos")
+            raise
+        say(f"E-STOP: {why}: torque off on all six servos")
+        return off_s
+
+    def estop_said(why: str) -> None:
+        with suppress(Exception):   # a failure is said by estop
+            estop(why)
 
     def on_signal(signum, _frame) -> None:
         nonlocal stopping
+        if estopped:   # sent by the address's thread below, which turns torque off
+            if stopping:
+                return
+            stopping = True
+            off.wait(ESTOP_WAIT_S)
+            raise KeyboardInterrupt(estopped[0])
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if signum != ESTOP_SIGNAL and not stopping:
             stopping = True
             raise KeyboardInterrupt(name)
         why = f"operator E-stop ({'Ctrl-C again' if signum == signal.SIGINT else name})"
-        torque_off = threading.Thread(target=estop, args=(why,), name="calibrate-estop", daemon=True)
+        torque_off = threading.Thread(target=estop_said, args=(why,), name="calibrate-estop", daemon=True)
         torque_off.start()
         if not stopping:
             stopping = True
             torque_off.join(ESTOP_WAIT_S)
             raise KeyboardInterrupt(why)
 
+    def estop_from_address(reason: str, who: str) -> dict:
+        """On the E-stop address's thread: the main thread told to end the procedure (a signal, so a wait for
+        the bus or the operator's Enter ends at once, as for Ctrl-\\), and torque off from here."""
+        received_s = time.monotonic()
+        why = f"{reason} (E-stop from {who})"
+        if not estopped:
+            estopped.append(why)
+            signal.pthread_kill(main_thread, ESTOP_SIGNAL)
+        try:
+            off_s = estop(why)
+        finally:
+            off.set()
+        return {"acted_s": off_s - received_s, "recorded_in": None, "received_s": received_s}
+
     before = {signum: signal.signal(signum, on_signal) for signum in (*STOP_SIGNALS, ESTOP_SIGNAL)}
-    say(f"{rig.config.source}: {RIG_UP}")
     try:
-        yield
+        with EstopPoint(estop_from_address, what, say):
+            say(f"{rig.config.source}: {RIG_UP}")
+            yield
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)

@@ -130,11 +130,15 @@ class RigProbe:
                 self.settle()
             run.finish("the procedure is over")
         except BaseException as exc:
+            stopper = None
             if isinstance(exc, KeyboardInterrupt):   # its argument, if any, names who stopped it (the CLI's signals)
-                reason = f"interrupted ({exc.args[0] if exc.args else 'Ctrl-C'})"
+                stopper = str(exc.args[0]) if exc.args else "Ctrl-C"
+                reason = f"interrupted ({stopper})"
             else:
                 reason = str(exc)
             how = self.hold()
+            if how == f"torque off ({stopper})":   # the E-stop that interrupted it: named once
+                how = "torque off"
             message = f"{name} calibration stopped: {reason}; {how}; nothing written"
             self.rig.hub.event(EventKind.CALIBRATION, "calibration", message)  # for whoever records or shows the rig
             self.say(message)

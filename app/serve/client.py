@@ -105,7 +105,8 @@ class CoreClient:
         self.refused = 0                        # data messages that did not match the declared streams
         try:
             self._command = self._socket(zmq.DEALER, self.ends.command)
-            self._no_core_unless_present(timeout_s)
+            # The E-stop alone looks for its own socket: a calibration procedure at the rig serves only that.
+            self._no_core_unless_present(self.ends.command if hello else self.ends.estop)
             self.hello: dict = {}
             if not hello:   # the E-stop alone: one round trip, and it does not wait on the command server
                 return
@@ -127,8 +128,8 @@ class CoreClient:
         socket.connect(address)
         return socket
 
-    def _no_core_unless_present(self, timeout_s: float) -> None:
-        path = self.ends.command[len("ipc://"):] if self.ends.command.startswith("ipc://") else None
+    def _no_core_unless_present(self, endpoint: str) -> None:
+        path = endpoint[len("ipc://"):] if endpoint.startswith("ipc://") else None
         if path is not None and not Path(path).exists():
             raise NoCoreError(f"no core serves {self.ends.base} (start one: uartlab rig serve)")
 

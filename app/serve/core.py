@@ -28,7 +28,15 @@ from uartlab.app.rig.rig import Rig
 from uartlab.app.run.run import estop_rig
 from uartlab.app.serve import keys, wire
 from uartlab.app.serve.command_server import CommandServer, Op, Reply
-from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_paths, lock_path, refuse_unguarded
+from uartlab.app.serve.endpoints import (
+    Endpoints,
+    claim,
+    core_holder,
+    endpoints_for,
+    ipc_paths,
+    is_core,
+    refuse_unguarded,
+)
 from uartlab.app.serve.estop_server import EstopServer
 from uartlab.app.serve.history import History
 from uartlab.app.serve.ingest import Ingest
@@ -92,26 +100,13 @@ class RigCore:
         return self
 
     def _claim(self) -> None:
-        """The base's lock (ipc), held until the core stops: a second core on the same base leaves at once,
-        whatever the load, without touching the first one's socket files."""
-        import fcntl
-
-        path = lock_path(self.ends)
-        if path is None:
-            return
-        f = open(path, "a+")  # noqa: SIM115 - held open (locked) for the core's life, closed in close()
+        """The base's lock (ipc), held until the core stops: a second core on the same base, or a calibration
+        procedure holding the rig's devices there, leaves at once."""
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            pid = f.read().strip() or "?"
-            f.close()
-            raise DeviceError("rig core", f"another core (pid {pid}) already serves {self.ends.base}") from None
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        self._lock_file = f
+            self._lock_file = claim(self.ends, core_holder(os.getpid()))
+        except ValueError as exc:
+            said = f"another {exc}" if is_core(str(exc)) else f"{exc}, with the rig's devices: let it end"
+            raise DeviceError("rig core", said) from None
 
     def _refuse_if_answered(self) -> None:
         """Two cores on one address would fight over the socket files; the second one says so and leaves."""

@@ -94,21 +94,62 @@ def lock_path(ends: Endpoints) -> Path | None:
     return Path(ends.base[len("ipc://"):] + ".lock")
 
 
+def core_holder(pid: int) -> str:
+    """What a core writes into its address's lock; anything else there is a procedure holding the rig."""
+    return f"core (pid {pid})"
+
+
+def is_core(held_by: str) -> bool:
+    return held_by.startswith("core (pid ")
+
+
 def core_holds(base: str | None) -> bool:
-    """A core holds ``base``'s lock now (ipc; False for tcp, where only an answer tells)."""
+    """A core (or a procedure holding the rig, ``holder``) holds ``base``'s lock now (ipc; False for tcp, where
+    only an answer tells)."""
+    return holder(base) is not None
+
+
+def holder(base: str | None) -> str | None:
+    """Who holds ``base``'s lock now, as it wrote itself there ("core (pid N)", or a calibration procedure at
+    the rig); None when nobody does (or tcp)."""
     import fcntl
 
     path = lock_path(endpoints_for(base))
     if path is None or not path.exists():
-        return False
+        return None
     try:
         with open(path, "rb") as f:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return f.read().decode("utf-8", "replace").strip() or "a process (pid unknown)"
     except OSError:
-        return False
-    return False
+        return None
+    return None
+
+
+def claim(ends: Endpoints, who: str):
+    """``ends``' lock (ipc), written with ``who`` ("core (pid N)"), held until the returned file is closed;
+    None for tcp (its ports are exclusive). A second claimant leaves at once, whatever the load, without
+    touching the first one's socket files: ValueError naming who holds it."""
+    import fcntl
+
+    path = lock_path(ends)
+    if path is None:
+        return None
+    f = open(path, "a+")  # noqa: SIM115 - held open (locked) for the claimant's life
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        held_by = f.read().strip() or "a process (pid unknown)"
+        f.close()
+        raise ValueError(f"{held_by} already serves {ends.base}") from None
+    f.seek(0)
+    f.truncate()
+    f.write(who)
+    f.flush()
+    return f
 
 
 def ipc_paths(ends: Endpoints) -> list[Path]:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from uartlab.app.serve.client import CONNECT_TIMEOUT_S, PROBE_TIMEOUT_S, core_answers
-from uartlab.app.serve.endpoints import core_holds
+from uartlab.app.serve.endpoints import holder, is_core
 from uartlab.app.user_config import config_dir
 from uartlab.errors import EXIT_BAD_INPUT, ConfigError, DeviceError
 from uartlab.processes import end_process
@@ -43,8 +43,12 @@ log = logging.getLogger(__name__)
 
 
 def core_present(base: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """A core holds ``base`` or answers there: a busy core may answer late, and its lock tells."""
-    return core_holds(base) or core_answers(base, timeout_s)
+    """A core holds ``base`` or answers there: a busy core may answer late, and its lock tells. DeviceError
+    when a calibration procedure at the rig holds it (it has the devices: no core may start, none answers)."""
+    held_by = holder(base)
+    if held_by is not None and not is_core(held_by):
+        raise DeviceError("rig", f"{held_by} has the rig's devices at {base}: let it end, then connect")
+    return held_by is not None or core_answers(base, timeout_s)
 
 
 def core_log_path(folder: Path | None = None) -> Path:

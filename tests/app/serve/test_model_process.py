@@ -26,6 +26,7 @@ from uartlab.app.run.live_model import ACTIVE_PHASES, LiveModel
 from uartlab.app.run.residuals import PHASES
 from uartlab.app.run.unmodelled import unmodelled_sentence, unmodelled_trials
 from uartlab.app.serve.client import CoreClient, NoCoreError
+from uartlab.app.serve.publisher import SNDHWM
 from uartlab.app.serve.runs import run_busy
 from uartlab.hub import Hub
 from uartlab.protocols.runner import Phase
@@ -302,7 +303,9 @@ def test_a_model_process_held_up_through_a_trial_models_every_tick_the_core_sent
         runner, model, events = f.read(RUNNER_STREAM), f.read(MODEL_STREAM), f.events()
     assert not [e.message for e in events if e.kind == EventKind.UNMODELLED]
     counts = json.loads(next(e.message for e in events if e.kind == "drops" and e.source == MODEL_SOURCE))
-    assert counts["runner_ticks"] >= 0.95 * len(runner) and counts["trials"] == 2, (counts, len(runner))
+    # All the loop made, up to what the core queues for a subscriber that does not read (the publisher's bound:
+    # a run that outlasts it on a loaded machine loses the rest there, by design).
+    assert counts["runner_ticks"] >= 0.95 * min(len(runner), SNDHWM) and counts["trials"] == 2, (counts, len(runner))
     assert set(np.unique(model.data[MODEL.trial_index])) == {0, 1}
     assert [r["trial"] for r in status["report"]["json"]["live_model_rms_residuals"]] == ["free/FDP", "free/ED"]
 
