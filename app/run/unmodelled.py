@@ -54,6 +54,7 @@ def unmodelled_sentence(message: str) -> str:
     names = ", ".join(f"{t} repeat {r}" for t, r in d["trials"])
     said = f"no model samples for {len(d['trials'])} of {d['measured']} trials measured ({names})"
     if d.get("runner_ticks") is not None:
-        lag = f", at most {d['max_lag_s']:.1f} s behind" if d.get("max_lag_s") is not None else ""
+        lag_s = d.get("max_lag_s")
+        lag = f", at most {lag_s:.1f} s behind" if lag_s is not None and lag_s >= 0.1 else ""   # 0: never behind
         said += f": the live model received {d['runner_ticks']} runner ticks{lag}"
     return said + "; their residuals are empty"
