@@ -45,6 +45,8 @@ REQUEST_TIMEOUT_S = 10.0   # est.: the slowest request (a recording's close flus
 PUSH_LINGER_MS = 2000      # est.: a model's last samples reach a core on this machine in milliseconds
 PROBE_TIMEOUT_S = 0.5      # is a core already listening there? a live core answers status in milliseconds
 RCVHWM = 10_000            # ~10 s of every stream at the twin's rates, while the mirror thread catches up
+DRAIN_QUIET_MS = 200       # est.: a backlog moves in ms; a loaded machine schedules the I/O thread within this
+DRAIN_S = 5.0              # at most, half the time the core gives a stopping model (model_supervisor.CLOSE_WAIT_S)
 
 
 class NoCoreError(DeviceError):
@@ -240,9 +242,10 @@ class CoreClient:
             while not self._stop.is_set():
                 if sub.poll(100):
                     self._take(sub.recv_multipart(copy=False), wanted, newest)
-            for _ in range(RCVHWM if self._drain_on_stop else 0):   # what had arrived before the stop
-                if not sub.poll(0):
-                    break
+            # What the core had sent before the stop: still on its way through ZeroMQ's I/O thread and the
+            # socket's buffers when this process was held up, so read until it has gone quiet, not until empty.
+            deadline = time.monotonic() + DRAIN_S
+            while self._drain_on_stop and time.monotonic() < deadline and sub.poll(DRAIN_QUIET_MS):
                 self._take(sub.recv_multipart(copy=False), wanted, newest)
         except zmq.ZMQError as exc:
             log.debug("client data: %s", exc)
