@@ -255,12 +255,16 @@ def test_a_model_process_killed_mid_trial_leaves_the_run_completing_and_the_file
         assert all(t["outcome"] in ("settled", "settle timeout") for t in f.trials()), f.trials()
         events = f.events()
         model = f.read(MODEL_STREAM)
-    # The trial after the kill has no model at all: the file, the report and every log say which.
+    # The trial after the kill has no model at all (nor, on a loaded machine, the one it was killed in, when none
+    # of its samples had reached the core): the file, the report and the core's log say which.
     (unmodelled,) = [e.message for e in events if e.kind == EventKind.UNMODELLED]
-    assert unmodelled_trials(unmodelled) == [("free/ED", 1)], unmodelled
-    assert f"live model: {unmodelled_sentence(unmodelled)}" in status["report"]["text"]
-    assert status["report"]["json"]["live_model_unmodelled"] == [{"trial": "free/ED", "repeat": 1}]
-    assert "no model samples for 1 of 2 trials measured (free/ED repeat 1)" in core.log.read_text()
+    missing = unmodelled_trials(unmodelled)
+    assert ("free/ED", 1) in missing and set(missing) <= {("free/FDP", 1), ("free/ED", 1)}, unmodelled
+    sentence = unmodelled_sentence(unmodelled)
+    assert sentence.startswith(f"no model samples for {len(missing)} of 2 trials measured (")
+    assert f"live model: {sentence}" in status["report"]["text"]
+    assert status["report"]["json"]["live_model_unmodelled"] == [{"trial": t, "repeat": r} for t, r in missing]
+    assert sentence in core.log.read_text()
     said = [e.message for e in events if e.source == MODEL_SOURCE and e.kind == "model"]
     assert any("the live model process was killed by SIGKILL during the run; the run goes on without the model"
                in m for m in said), said
