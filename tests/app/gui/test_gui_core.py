@@ -271,7 +271,8 @@ def test_esc_in_the_window_stops_the_cores_servos_within_a_tick(qtbot, make_wind
     ms = {"sent": sent, "at the core": ack.received_s, "latched": latched_at, "acknowledgement polled": acked}
     print("E-stop after the key press: " + ", ".join(f"{k} {1e3 * (t - pressed):.1f} ms" for k, t in ms.items())
           + f"; torque off read back in {1e3 * (ack.torque_off_s or 0):.1f} ms")
-    assert sent - pressed < 0.005, sent - pressed   # the window's part: queued in the key's own handler
+    # The window's part: queued in the key's own handler (0.2 ms quiet), not at its next poll (250 ms)
+    assert sent - pressed < 0.010 * ESTOP_SLACK, sent - pressed
     # The E-stop reaching the core's E-stop thread, which writes torque off at once: one tick (10 ms) on a
     # quiet machine. Bounded here by the worst tick.
     assert ack.received_s - pressed < 0.050 * ESTOP_SLACK, ack.received_s - pressed

@@ -99,7 +99,14 @@ def test_a_daq_stall_during_a_procedure_trips_within_the_streams_age_limit(rig):
         stalled_at: list[float] = []
 
         def stall_soon(stalled_at=stalled_at):
-            time.sleep(1.0)
+            # Once the engine ticks (its pre-flight passed: a stall before it is refused there, not tripped),
+            # half a second into the procedure's motion.
+            ticks = rig.hub.subscribe("test-stall-trigger", {"runner"}, maxsize=10)
+            try:
+                ticks.get(timeout_s=60.0)
+            finally:
+                ticks.close()
+            time.sleep(0.5)
             stalled_at.append(time.monotonic())
             rig._twin.daq.stall()
 
