@@ -16,7 +16,7 @@ pytest.importorskip("pytestqt")
 pytest.importorskip("zmq")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from test_gui_core import MOVING, address, choose_one_trial, connect, make_window, rig_toml, shoot  # noqa: E402, F401
+from test_gui_core import MOVING, address, connect, make_window, rig_toml, shoot  # noqa: E402, F401
 from uartlab.app.gui.event_markers import marker_of  # noqa: E402
 from uartlab.app.gui.live_plots import LABELLED_PLOT, PLOTS, RESIDUAL  # noqa: E402
 from uartlab.app.palette import MEASURED_COLOUR, MODEL_COLOUR, colour  # noqa: E402
@@ -60,7 +60,23 @@ def check_what_the_plots_show(window) -> None:
             assert model.opts["pen"].style() == Qt.PenStyle.DashLine
 
 
-def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window):  # noqa: F811 - the fixture
+# One pull long enough to be E-stopped in: on a loaded machine the window's checks before the E-stop outlast
+# the built-in suite's short FDP trial (3 s at the twin's 3x), which then ended the run first.
+LONG_PULL = """
+[suite]
+name = "long_pull"
+repeats = 1
+[[trial]]
+name = "free/FDP"
+pose = "Flex"
+pulls = [{ tendon = "FDP", amplitude_mm = 10, duration_s = 30.0 }]
+return = true
+"""
+
+
+def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window, tmp_path):  # noqa: F811
+    suite = tmp_path / "long_pull.toml"
+    suite.write_text(LONG_PULL, encoding="utf-8")
     window = make_window()
     connect(qtbot, window)
     check_what_the_plots_show(window)
@@ -71,7 +87,7 @@ def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window
     assert window.pose.curves[0]["measured"].opts["pen"].color().name().upper() == MEASURED_COLOUR
     assert window.pose.curves[0]["model"].opts["pen"].color().name().upper() == MODEL_COLOUR
 
-    choose_one_trial(window)
+    window.ops.choose_suite(str(suite))
     window.plots.residuals_box.setChecked(True)
     window.protocol_panel.buttons["start"].click()
     qtbot.waitUntil(lambda: window.ops.recording is not None, timeout=30000)
@@ -109,7 +125,8 @@ def test_markers_legends_units_and_colours_live_and_in_replay(qtbot, make_window
         assert y.size > 10 and np.array_equal(y, residual_N[i], equal_nan=True)
     shoot(window, "live_markers")
 
-    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)   # mid-trial
+    assert window.ops.phase in MOVING
+    qtbot.mouseClick(window.estop_button, Qt.MouseButton.LeftButton)   # mid-pull
     qtbot.waitUntil(lambda: "E-stop" in marker_labels(window), timeout=10000)
     assert marker_lines_x(window, "angles", "trip").size >= 1
     qtbot.waitUntil(lambda: window.ops.phase in RUN_OVER and window.ops.recording is None, timeout=30000)
