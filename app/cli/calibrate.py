@@ -304,6 +304,7 @@ def _operator_signals(rig, say, what: str):
     bus lock lets it in after that transaction)."""
     from uartlab.app.run.run import estop_rig
     from uartlab.app.serve.estop_point import EstopPoint
+    from uartlab.app.serve.estop_server import estop_reason
 
     stopping = False
     estopped: list[str] = []   # the E-stop that came through the address: the procedure ends
@@ -348,7 +349,7 @@ def _operator_signals(rig, say, what: str):
         """On the E-stop address's thread: the main thread told to end the procedure (a signal, so a wait for
         the bus or the operator's Enter ends at once, as for Ctrl-\\), and torque off from here."""
         received_s = time.monotonic()
-        why = f"{reason} (E-stop from {who})"
+        why = estop_reason(reason, who)
         if not estopped:
             estopped.append(why)
             signal.pthread_kill(main_thread, ESTOP_SIGNAL)

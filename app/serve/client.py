@@ -32,7 +32,7 @@ from typing import Any
 import zmq
 from uartlab.app.serve import keys as core_keys
 from uartlab.app.serve import wire
-from uartlab.app.serve.endpoints import Endpoints, endpoints_for
+from uartlab.app.serve.endpoints import Endpoints, endpoints_for, ipc_path
 from uartlab.errors import DeviceError, UartlabError
 from uartlab.hub import Hub
 from uartlab.schema import EVENTS, MODEL_STREAM, EventKind, StreamSpec
@@ -131,8 +131,8 @@ class CoreClient:
         return socket
 
     def _no_core_unless_present(self, endpoint: str) -> None:
-        path = endpoint[len("ipc://"):] if endpoint.startswith("ipc://") else None
-        if path is not None and not Path(path).exists():
+        path = ipc_path(endpoint)
+        if path is not None and not path.exists():
             raise NoCoreError(f"no core serves {self.ends.base} (start one: uartlab rig serve)")
 
     # ------------------------------------------------------------ requests

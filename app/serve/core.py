@@ -37,7 +37,7 @@ from uartlab.app.serve.endpoints import (
     is_core,
     refuse_unguarded,
 )
-from uartlab.app.serve.estop_server import EstopServer
+from uartlab.app.serve.estop_server import EstopServer, estop_reason
 from uartlab.app.serve.history import History
 from uartlab.app.serve.ingest import Ingest
 from uartlab.app.serve.model_supervisor import ModelProcessHost
@@ -180,7 +180,7 @@ class RigCore:
         (a run whose file had closed, no recording open), asked only once torque is off, and when (this
         machine's monotonic s) the request reached the core."""
         started = time.monotonic()
-        text = f"{reason} (E-stop from {who})"
+        text = estop_reason(reason, who)
         self.estop_reason = text
         rig = self._rig
         off_s = self.runs.estop(text) if self.runs is not None else None

@@ -94,6 +94,9 @@ def lock_path(ends: Endpoints) -> Path | None:
     return Path(ends.base[len("ipc://"):] + ".lock")
 
 
+UNNAMED_HOLDER = "a process (pid unknown)"   # a lock whose holder wrote nothing yet
+
+
 def core_holder(pid: int) -> str:
     """What a core writes into its address's lock; anything else there is a procedure holding the rig."""
     return f"core (pid {pid})"
@@ -103,15 +106,9 @@ def is_core(held_by: str) -> bool:
     return held_by.startswith("core (pid ")
 
 
-def core_holds(base: str | None) -> bool:
-    """A core (or a procedure holding the rig, ``holder``) holds ``base``'s lock now (ipc; False for tcp, where
-    only an answer tells)."""
-    return holder(base) is not None
-
-
 def holder(base: str | None) -> str | None:
     """Who holds ``base``'s lock now, as it wrote itself there ("core (pid N)", or a calibration procedure at
-    the rig); None when nobody does (or tcp)."""
+    the rig); None when nobody does (or tcp, where only an answer tells)."""
     import fcntl
 
     path = lock_path(endpoints_for(base))
@@ -122,7 +119,7 @@ def holder(base: str | None) -> str | None:
             try:
                 fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                return f.read().decode("utf-8", "replace").strip() or "a process (pid unknown)"
+                return f.read().decode("utf-8", "replace").strip() or UNNAMED_HOLDER
     except OSError:
         return None
     return None
@@ -142,7 +139,7 @@ def claim(ends: Endpoints, who: str):
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         f.seek(0)
-        held_by = f.read().strip() or "a process (pid unknown)"
+        held_by = f.read().strip() or UNNAMED_HOLDER
         f.close()
         raise ValueError(f"{held_by} already serves {ends.base}") from None
     f.seek(0)
@@ -152,10 +149,14 @@ def claim(ends: Endpoints, who: str):
     return f
 
 
+def ipc_path(endpoint: str) -> Path | None:
+    """The socket file of an ipc endpoint (None for tcp)."""
+    return Path(endpoint[len("ipc://"):]) if endpoint.startswith("ipc://") else None
+
+
 def ipc_paths(ends: Endpoints) -> list[Path]:
     """The socket files of an ipc core (removed when it stops; empty for tcp)."""
-    return [Path(e[len("ipc://"):]) for e in (ends.data, ends.command, ends.estop, ends.ingest)
-            if e.startswith("ipc://")]
+    return [p for e in (ends.data, ends.command, ends.estop, ends.ingest) if (p := ipc_path(e)) is not None]
 
 
 def refuse_unguarded(base: str, has_keys: bool) -> None:

@@ -13,20 +13,19 @@ which would need keys) it says so once and the procedure's own keys stay its E-s
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 import zmq
-from uartlab.app.serve.endpoints import claim, endpoints_for, is_local
+from uartlab.app.serve.endpoints import claim, endpoints_for, ipc_path, is_local
 from uartlab.app.serve.estop_server import EstopServer
 
 
 class EstopPoint:
     def __init__(self, act: Callable[[str, str], dict], what: str, say: Callable[[str], None],
                  base: str | None = None):
-        self.act, self.what, self.say = act, what, say
+        self.act, self.say = act, say
+        self.holder = f"{what} (pid {os.getpid()})"   # in the address's lock, and in each acknowledgement
         self.ends = endpoints_for(base)
         self._context: zmq.Context | None = None
         self._server: EstopServer | None = None
@@ -38,7 +37,7 @@ class EstopPoint:
             self.say(f"`uartlab estop` does not reach this procedure: {base} is reachable from other machines")
             return self
         try:
-            self._lock = claim(self.ends, f"{self.what} (pid {os.getpid()})")
+            self._lock = claim(self.ends, self.holder)
         except ValueError as exc:
             self.say(f"`uartlab estop` does not reach this procedure: {exc}")
             return self
@@ -56,7 +55,7 @@ class EstopPoint:
         return self
 
     def _acted(self, reason: str, who: str) -> dict:
-        return {**self.act(reason, who), "holder": f"{self.what} (pid {os.getpid()})"}
+        return {**self.act(reason, who), "holder": self.holder}
 
     def __exit__(self, *exc) -> None:
         if self._server is not None:
@@ -66,8 +65,8 @@ class EstopPoint:
             self._context.destroy(linger=0)
             self._context = None
         if self._lock is not None:
-            if self.ends.estop.startswith("ipc://"):
-                with contextlib.suppress(OSError):
-                    Path(self.ends.estop[len("ipc://"):]).unlink()
+            socket_file = ipc_path(self.ends.estop)
+            if socket_file is not None:
+                socket_file.unlink(missing_ok=True)
             self._lock.close()
             self._lock = None

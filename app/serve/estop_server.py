@@ -24,6 +24,11 @@ log = logging.getLogger(__name__)
 POLL_MS = 50
 
 
+def estop_reason(reason: str, who: str) -> str:
+    """What an E-stop from a client is recorded and said as: the operator's words, and who sent it."""
+    return f"{reason} (E-stop from {who})"
+
+
 def where_recorded(recorded_in: str | None) -> str:
     """An acknowledgement's ``recorded_in`` as the operator reads it."""
     return f"recorded in {recorded_in}" if recorded_in else "no session file open to record it"

@@ -290,10 +290,10 @@ def test_a_bad_request_is_one_line_and_the_core_goes_on(core):
 def test_a_second_core_on_the_same_address_leaves_at_once_and_the_first_keeps_serving(core, tmp_path):
     """Whether a core serves an ipc address is its lock, not how fast a busy core answers a hello: the second
     core says so in one line and exits without touching the first one's socket files."""
-    from uartlab.app.serve.endpoints import core_holds, endpoints_for, ipc_paths
+    from uartlab.app.serve.endpoints import endpoints_for, holder, ipc_paths
 
     base, _ = core
-    assert core_holds(base) and not core_holds(f"ipc://{tmp_path}/nobody")
+    assert holder(base) is not None and holder(f"ipc://{tmp_path}/nobody") is None
     proc = subprocess.run([*CLI, "rig", "serve", "--core", base], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "another core (pid " in proc.stderr and f"already serves {base}" in proc.stderr
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
