@@ -74,6 +74,12 @@ class LiveStats:
     trials: int = 0
     step_s: list[float] = field(default_factory=list, repr=False)  # wall time per step (bench)
 
+    def counts(self) -> dict:
+        """What the model received and made, by the names a `drops` event from "live model" gives them."""
+        return {"runner_ticks": self.ticks, "model_samples": self.steps, "ticks_merged": self.merged,
+                "ticks_dropped_from_queue": self.dropped, "trials": self.trials,
+                "max_lag_s": round(self.max_lag_s, 4)}
+
 
 @dataclass
 class _Trial:

@@ -302,8 +302,7 @@ class Run:
         missing = unmodelled(exp.runner.plan, live.summaries, exp.steady)
         if not missing:
             return
-        counts = closed if isinstance(closed, dict) else \
-            {"runner_ticks": closed.ticks, "max_lag_s": round(closed.max_lag_s, 3)} if closed is not None else None
+        counts = closed if isinstance(closed, dict) or closed is None else closed.counts()   # LiveStats
         self.unmodelled = unmodelled_message(missing, len(exp.steady), counts)
         self.rig.hub.event(EventKind.UNMODELLED, MODEL_SOURCE, self.unmodelled)
 

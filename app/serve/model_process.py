@@ -158,10 +158,7 @@ def run(core: str | None, job_source: str) -> int:
 
 def counts(live, link: CoreLink, sender: Sender) -> dict:
     """What the model received, sent and lost, for the session file's `drops` event from "live model"."""
-    s = live.stats
-    return {"runner_ticks": s.ticks, "model_samples": s.steps, "ticks_merged": s.merged,
-            "ticks_dropped_from_queue": s.dropped, "trials": s.trials, "max_lag_s": round(s.max_lag_s, 4),
-            "records_sent": sender.sent, "records_not_sent": sender.not_sent,
+    return {**live.stats.counts(), "records_sent": sender.sent, "records_not_sent": sender.not_sent,
             "messages_refused": link.refused}
 
 
